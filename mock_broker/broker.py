@@ -1,0 +1,470 @@
+"""The mock broker: virtual clock, message routing, services and modules.
+
+:class:`MockBroker` hosts Python broker modules (normally one scheduler)
+next to a model of flux-core's job-manager (:mod:`mock_broker.job_manager`),
+resource module (:mod:`mock_broker.resource_service`) and KVS
+(:mod:`mock_broker.kvs_service`).  Every message is recorded in the
+:class:`~mock_broker.transcript.Transcript` and checked by the
+:class:`~mock_broker.referee.Referee`.
+
+The event loop follows the mock-clock idea: work that is ready at the
+current virtual time runs first (broker events, then the job-manager's
+outgoing requests, then one iteration of each module reactor with work);
+only when nothing is ready does the clock jump to the next timer or
+scripted event.
+"""
+
+from __future__ import annotations
+
+import errno
+import heapq
+import itertools
+import random
+import syslog
+from collections.abc import Callable, Iterable
+
+from mock_broker import flux_substitute
+
+flux_substitute.install()
+
+from flux.message import Message  # noqa: E402  (needs the substitute)
+
+from mock_broker.clock import EPOCH, VirtualClock  # noqa: E402
+from mock_broker.flux_substitute import constants  # noqa: E402
+from mock_broker.job_manager import JobManager  # noqa: E402
+from mock_broker.kvs_service import KVSError, KVSService  # noqa: E402
+from mock_broker.machine import Machine  # noqa: E402
+from mock_broker.module_host import ModuleLink, ModuleLoadError, resolve  # noqa: E402
+from mock_broker.referee import Referee  # noqa: E402
+from mock_broker.resource_service import ResourceService  # noqa: E402
+from mock_broker.transcript import Transcript  # noqa: E402
+
+_LEVEL_NAMES = {
+    syslog.LOG_EMERG: "emerg",
+    syslog.LOG_ALERT: "alert",
+    syslog.LOG_CRIT: "crit",
+    syslog.LOG_ERR: "err",
+    syslog.LOG_WARNING: "warning",
+    syslog.LOG_NOTICE: "notice",
+    syslog.LOG_INFO: "info",
+    syslog.LOG_DEBUG: "debug",
+}
+
+#: How far past the last event ``run()`` may go before it gives up (virtual s).
+DEFAULT_RUN_LIMIT = 10 * 365 * 86400.0
+
+
+class BrokerStalled(RuntimeError):
+    """A run limit was reached while work was still scheduled."""
+
+
+class MockBroker:
+    """A deterministic, virtual-time Flux broker for one instance.
+
+    Args:
+        machine: the cluster (default: 4 nodes x 4 cores).
+        seed: seeds the ``random`` module for hosted code and the broker.
+        epoch: virtual wall-clock time at start.
+        default_runtime: runtime of jobs submitted without one and without a
+            duration (virtual seconds).
+        release_after: if set, jobs release their ranks one at a time after
+            they end, this many virtual seconds apart, as flux-core's
+            housekeeping does with ``release-after``; None releases
+            everything in one ``sched.free``.
+        config: instance configuration returned by ``h.conf_get()``.
+    """
+
+    def __init__(
+        self,
+        machine: Machine | None = None,
+        *,
+        seed: int = 0,
+        epoch: float = EPOCH,
+        default_runtime: float = 60.0,
+        release_after: float | None = None,
+        config: dict | None = None,
+    ):
+        self.clock = VirtualClock(epoch)
+        self.seed = seed
+        random.seed(seed)
+        self.random = random.Random(seed)
+        self.config = dict(config or {})
+        self.transcript = Transcript(self.clock)
+        self.kvs = KVSService()
+        self.machine = machine or Machine.uniform(4, 4)
+        self.resources = ResourceService(self, self.machine)
+        self.jobs = JobManager(
+            self, default_runtime=default_runtime, release_after=release_after
+        )
+        self.referee = Referee(self)
+        self.modules: dict[str, ModuleLink] = {}
+        self.services: dict[str, ModuleLink] = {}
+        self.logs: list[tuple[float, str, str, str]] = []
+        self._events: list[tuple[float, int, Callable[[], None]]] = []
+        self._seq = itertools.count()
+        self._matchtags = itertools.count(1)
+        self._waiting: dict[int, Callable[[Message], None]] = {}
+        self._handlers = {
+            "service.add": self._service_add,
+            "service.remove": self._service_remove,
+            "resource.acquire": self._resource_acquire,
+            "kvs.commit": self._kvs_commit,
+            "kvs.lookup": self._kvs_lookup,
+            "job-manager.sched-hello": self.jobs.hello,
+            "job-manager.sched-ready": self.jobs.ready,
+            "job-manager.raise": self.jobs.raise_request,
+        }
+        self._response_topics = {"sched.alloc": self.jobs.alloc_response}
+
+    # -- time ----------------------------------------------------------------
+
+    @property
+    def now(self) -> float:
+        """Current virtual wall-clock time (seconds since the Unix epoch)."""
+        return self.clock.now
+
+    @property
+    def elapsed(self) -> float:
+        """Virtual seconds since the broker started."""
+        return self.clock.elapsed
+
+    def at(self, when: float, fn: Callable[[], None]) -> None:
+        """Run *fn* on the broker at virtual time *when* (absolute)."""
+        heapq.heappush(self._events, (max(when, self.now), next(self._seq), fn))
+
+    def after(self, delay: float, fn: Callable[[], None]) -> None:
+        """Run *fn* on the broker *delay* virtual seconds from now."""
+        self.at(self.now + delay, fn)
+
+    # -- modules ---------------------------------------------------------------
+
+    def load(
+        self, scheduler: str, args: Iterable[str] = (), name: str | None = None
+    ) -> ModuleLink:
+        """Load a module as ``flux module load`` would and start it.
+
+        Returns once the module has entered its reactor.  Raises
+        :class:`~mock_broker.module_host.ModuleLoadError` if it could not
+        be imported or exited before reporting itself running.
+        """
+        spec = resolve(scheduler, name)
+        if spec.name in self.modules:
+            raise ModuleLoadError(f"{spec.name}: module is already loaded")
+        link = ModuleLink(self, spec, list(args))
+        self.modules[spec.name] = link
+        self.transcript.note("event", "broker", f"module load {spec.name} {args!r}")
+        with self.clock.active():
+            link.start()
+            if link.state == "exited":
+                self._module_exited(link)
+                if not link.running:
+                    raise ModuleLoadError(f"{spec.name}: {_describe(link.exit_error)}")
+        return link
+
+    def unload(self, name: str | None = None) -> None:
+        """Remove a module (default: the scheduler), as ``flux module remove``."""
+        link = self._module(name)
+        self.transcript.note("event", "broker", f"module remove {link.name}")
+        with self.clock.active():
+            if link.state == "reactor":
+                link.reactor.stop()
+                link.resume()
+            if link.state != "exited":
+                raise RuntimeError(f"{link.name}: did not exit when removed")
+            self._module_exited(link)
+
+    def restart_scheduler(self, args: Iterable[str] | None = None) -> ModuleLink:
+        """Unload the scheduler and load it again (hello replay follows)."""
+        link = self._module(None)
+        source, name = link.spec.source, link.name
+        args = link.args if args is None else list(args)
+        if link.state != "exited":
+            self.unload(name)
+        elif name in self.modules:
+            del self.modules[name]
+        return self.load(source, args, name=name)
+
+    @property
+    def scheduler(self) -> ModuleLink | None:
+        """The module that registered the ``sched`` service, if any."""
+        return self.services.get("sched")
+
+    def _module(self, name: str | None) -> ModuleLink:
+        if name is None:
+            link = self.scheduler or next(iter(self.modules.values()), None)
+        else:
+            link = self.modules.get(name)
+        if link is None:
+            raise KeyError(f"no module {name or '(scheduler)'} is loaded")
+        return link
+
+    def _module_exited(self, link: ModuleLink) -> None:
+        if self.modules.get(link.name) is link:
+            del self.modules[link.name]
+        detail = "ok" if link.exit_error is None else _describe(link.exit_error)
+        self.transcript.note("event", link.name, f"module exited: {detail}")
+        was_scheduler = self.services.get("sched") is link
+        for service in list(link.services):
+            self.services.pop(service, None)
+        self.resources.forget(link)
+        if was_scheduler:
+            self.jobs.scheduler_disconnected(link)
+
+    def module_log(self, link: ModuleLink, level: int, text: str) -> None:
+        name = _LEVEL_NAMES.get(level, str(level))
+        self.logs.append((self.elapsed, link.name, name, text))
+        self.transcript.note("log", link.name, f"{name}: {text}")
+
+    # -- messages ----------------------------------------------------------------
+
+    def route_from_module(self, link: ModuleLink, msg: Message) -> None:
+        if msg.type == constants.FLUX_MSGTYPE_REQUEST:
+            seq = self.transcript.message(link.name, "broker", msg)
+            handler = self._handlers.get(msg.topic)
+            if handler is not None:
+                handler(link, msg)
+            else:
+                self.referee.note_seq(seq)
+                self.respond_error(link, msg, errno.ENOSYS, f"{msg.topic}: no service")
+        elif msg.type == constants.FLUX_MSGTYPE_RESPONSE:
+            seq = self.transcript.message(link.name, "broker", msg)
+            self.referee.note_seq(seq)
+            handler = self._response_topics.get(msg.topic)
+            if handler is not None:
+                handler(link, msg)
+                return
+            callback = self._waiting.pop(msg.matchtag, None)
+            if callback is None:
+                self.referee.violation(
+                    "response-unknown-request",
+                    f"{link.name} responded to {msg.topic} matchtag {msg.matchtag}, "
+                    "which is not an open request",
+                )
+            else:
+                callback(msg)
+        else:
+            self.transcript.message(link.name, "broker", msg)
+
+    def send_request(
+        self,
+        link: ModuleLink,
+        topic: str,
+        payload=None,
+        on_response: Callable[[Message], None] | None = None,
+    ) -> Message:
+        """Send a request from the broker to a module."""
+        if on_response is None and topic not in self._response_topics:
+            matchtag, flags = 0, constants.FLUX_RPC_NORESPONSE
+        else:
+            matchtag, flags = next(self._matchtags), 0
+        msg = Message.create(
+            constants.FLUX_MSGTYPE_REQUEST, topic, payload, matchtag, "broker", flags
+        )
+        if on_response is not None:
+            self._waiting[matchtag] = on_response
+        self.transcript.message("broker", link.name, msg)
+        link.handle.deliver(msg)
+        return msg
+
+    def respond(self, link: ModuleLink, request: Message, payload=None) -> None:
+        """Respond to a module's request."""
+        self._respond(link, request, payload, 0, None)
+
+    def respond_error(self, link, request, errnum: int, errstr: str | None = None):
+        """Respond to a module's request with an error."""
+        self._respond(link, request, None, errnum, errstr)
+
+    def _respond(self, link, request, payload, errnum, errstr) -> None:
+        if request.flags & constants.FLUX_RPC_NORESPONSE:
+            return
+        msg = Message.create(
+            constants.FLUX_MSGTYPE_RESPONSE,
+            request.topic,
+            payload,
+            request.matchtag,
+            "broker",
+        )
+        msg.errnum, msg.errstr = errnum, errstr
+        self.transcript.message("broker", link.name, msg)
+        link.handle.deliver(msg)
+
+    def rpc(self, topic: str, payload=None, module: str | None = None, timeout=60.0):
+        """Send a request to a module and run until it answers; return the
+        response payload or raise OSError with its errno."""
+        link = self._module(module)
+        box: list[Message] = []
+        self.send_request(link, topic, payload, box.append)
+        self.run_until_condition(lambda: bool(box), timeout=timeout)
+        if not box:
+            raise TimeoutError(f"{link.name} did not answer {topic} in {timeout}s")
+        if box[0].errnum:
+            raise OSError(box[0].errnum, box[0].errstr or "")
+        return box[0].payload
+
+    # -- broker services -----------------------------------------------------------
+
+    def _service_add(self, link, msg) -> None:
+        service = (msg.payload or {}).get("service")
+        owner = self.services.get(service)
+        if owner is not None and owner is not link:
+            self.respond_error(link, msg, errno.EEXIST, f"{service} already registered")
+            return
+        self.services[service] = link
+        link.services.add(service)
+        self.respond(link, msg)
+
+    def _service_remove(self, link, msg) -> None:
+        service = (msg.payload or {}).get("service")
+        if self.services.get(service) is link:
+            del self.services[service]
+            link.services.discard(service)
+        self.respond(link, msg)
+
+    def _resource_acquire(self, link, msg) -> None:
+        self.resources.acquire(link, msg)
+
+    def _kvs_commit(self, link, msg) -> None:
+        try:
+            self.kvs.commit(msg.payload or {})
+        except KVSError as exc:
+            self.respond_error(link, msg, exc.errnum, str(exc))
+            return
+        self.respond(link, msg, {})
+
+    def _kvs_lookup(self, link, msg) -> None:
+        key = (msg.payload or {}).get("key", "")
+        try:
+            value = self.kvs.lookup(key)
+        except KVSError as exc:
+            self.respond_error(link, msg, exc.errnum, str(exc))
+            return
+        self.respond(link, msg, {"key": key, "value": value})
+
+    # -- the loop -------------------------------------------------------------------
+
+    def _step(self, modules: bool = True) -> bool:
+        """Do the work that is ready now; return False if there was none."""
+        progressed = False
+        now = self.clock.now
+        events = self._events
+        while events and events[0][0] <= now:
+            heapq.heappop(events)[2]()
+            progressed = True
+        if self.jobs.flush():
+            progressed = True
+        if modules:
+            for link in list(self.modules.values()):
+                if link.state == "reactor" and link.reactor.busy():
+                    link.reactor.iterate()
+                    progressed = True
+                    if link.reactor.stop_reason is not None:
+                        link.resume()
+                        if link.state == "exited":
+                            self._module_exited(link)
+        return progressed
+
+    def _next_time(self, modules: bool = True) -> float | None:
+        times = [self._events[0][0]] if self._events else []
+        if modules:
+            for link in self.modules.values():
+                if link.state == "reactor":
+                    when = link.reactor.next_timer_time()
+                    if when is not None:
+                        times.append(when)
+        return min(times) if times else None
+
+    def _advance(self, limit: float | None) -> bool:
+        """Jump the clock to the next event at or before *limit*."""
+        self.referee.quiescent()
+        when = self._next_time()
+        if when is None or (limit is not None and when > limit):
+            return False
+        self.clock.advance_to(when)
+        return True
+
+    def run_until(self, when: float) -> None:
+        """Run until virtual time *when* (absolute); the clock ends there."""
+        with self.clock.active():
+            while True:
+                if self._step():
+                    continue
+                if not self._advance(when):
+                    self.clock.advance_to(when)
+                    return
+
+    def run_for(self, seconds: float) -> None:
+        """Run for *seconds* of virtual time."""
+        self.run_until(self.now + seconds)
+
+    def run_until_quiet(self) -> None:
+        """Run what is ready now, without moving the clock."""
+        with self.clock.active():
+            while self._step():
+                pass
+            self.referee.quiescent()
+
+    def run(self, limit: float = DEFAULT_RUN_LIMIT) -> None:
+        """Run until nothing is left to happen (every job done or stuck).
+
+        Raises:
+            BrokerStalled: events are still scheduled *limit* virtual seconds
+                from now (a module re-arming a timer forever, for example).
+        """
+        deadline = self.now + limit
+        with self.clock.active():
+            while True:
+                if self._step():
+                    continue
+                if not self._advance(deadline):
+                    break
+        if self._next_time() is not None and self.now >= deadline:
+            raise BrokerStalled(f"still busy after {limit} virtual seconds")
+
+    def run_until_condition(
+        self, predicate: Callable[[], bool], timeout: float = DEFAULT_RUN_LIMIT
+    ) -> bool:
+        """Run until *predicate()* is true; return False if it never became
+        true (nothing left to happen, or *timeout* virtual seconds passed)."""
+        deadline = self.now + timeout
+        with self.clock.active():
+            while not predicate():
+                if self._step():
+                    continue
+                if not self._advance(deadline):
+                    return predicate()
+        return True
+
+    def block_module_until(self, link, predicate, what: str) -> None:
+        """A module waits in ``get()``: run the broker, not the module."""
+        while not predicate():
+            if self._step(modules=False):
+                continue
+            when = self._next_time(modules=False)
+            if when is None:
+                raise OSError(
+                    errno.EDEADLK,
+                    f"{link.name} waits for {what}, which nothing in the broker "
+                    "will ever answer",
+                )
+            self.clock.advance_to(when)
+
+    def close(self) -> None:
+        """Remove every module (their threads exit)."""
+        for name in list(self.modules):
+            try:
+                self.unload(name)
+            except RuntimeError:
+                pass
+
+    def __enter__(self) -> MockBroker:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _describe(exc: BaseException | None) -> str:
+    if exc is None:
+        return "exited"
+    text = str(exc) or type(exc).__name__
+    return text if isinstance(exc, (OSError, ValueError)) else f"{type(exc).__name__}: {text}"

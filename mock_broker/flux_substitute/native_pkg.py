@@ -1,0 +1,1 @@
+"""Stands in for the ``_flux`` namespace package of the flux-python wheel."""

@@ -1,0 +1,124 @@
+"""Stands in for ``flux.core.watchers``: timer, prepare, check, idle watchers.
+
+Watchers attach to the hosting module's virtual-time
+:class:`~mock_broker.reactor.Reactor`.  Callbacks receive
+``(flux_handle, watcher, revents, args)`` as with the real bindings.
+"""
+
+from __future__ import annotations
+
+
+class Watcher:
+    """Base class: start/stop and the context-manager protocol."""
+
+    _kind = ""
+
+    def __init__(self, flux_handle, handle=None):
+        self.flux_handle = flux_handle
+        self.handle = self
+        self._reactor = flux_handle._reactor
+        self._order = self._reactor.next_seq()
+        self._active = False
+
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, type_arg, value, _):
+        self.stop()
+
+    def start(self):
+        self._active = True
+        self._reactor.set_active(self._kind, self, True)
+        return self
+
+    def stop(self):
+        self._active = False
+        self._reactor.set_active(self._kind, self, False)
+        return self
+
+    def ref(self):
+        return self
+
+    def unref(self):
+        return self
+
+    def destroy(self):
+        self.stop()
+
+    def _fire(self):
+        if self._active:
+            self.callback(self.flux_handle, self, 0, self.args)
+
+
+class TimerWatcher(Watcher):
+    """One-shot or repeating timer on the virtual clock."""
+
+    def __init__(self, flux_handle, after, callback, repeat=0, args=None):
+        self.after = float(after)
+        self.repeat = float(repeat)
+        self.callback = callback
+        self.args = args
+        self._timer_token = None
+        super().__init__(flux_handle)
+
+    def start(self):
+        if not self._active:
+            self._active = True
+            self._reactor.arm_timer(self, self._reactor.clock.now + self.after)
+        return self
+
+    def stop(self):
+        self._active = False
+        self._reactor.disarm_timer(self)
+        return self
+
+    def reset(self, after=None, repeat=None):
+        """Set new values and re-arm from now, even if already running."""
+        if after is not None:
+            self.after = float(after)
+        if repeat is not None:
+            self.repeat = float(repeat)
+        self.stop()
+        self.start()
+
+    def _fire_timer(self):
+        self._timer_token = None
+        if self.repeat > 0:
+            self._reactor.arm_timer(self, self._reactor.clock.now + self.repeat)
+        else:
+            self._active = False
+        self.callback(self.flux_handle, self, 0, self.args)
+
+
+class PrepareWatcher(Watcher):
+    """Fires at the start of every reactor iteration while active."""
+
+    _kind = "prepare"
+
+    def __init__(self, flux_handle, callback, args=None):
+        self.callback = callback
+        self.args = args
+        super().__init__(flux_handle)
+
+
+class CheckWatcher(Watcher):
+    """Fires at the end of every reactor iteration while active."""
+
+    _kind = "check"
+
+    def __init__(self, flux_handle, callback, args=None):
+        self.callback = callback
+        self.args = args
+        super().__init__(flux_handle)
+
+
+class IdleWatcher(Watcher):
+    """While active, keeps the virtual clock from advancing."""
+
+    _kind = "idle"
+
+    def __init__(self, flux_handle, callback=None, args=None):
+        self.callback = callback
+        self.args = args
+        super().__init__(flux_handle)

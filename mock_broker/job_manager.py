@@ -1,0 +1,656 @@
+"""A model of flux-core 0.88's job-manager, as the scheduler sees it.
+
+What is modelled (see ``shared/RFC27-NOTES.md`` and flux-core's
+``src/modules/job-manager/alloc.c``):
+
+- the alloc queue, ordered by priority (descending) then submission;
+- ``sched-hello`` (one response per job holding resources, ``free`` for
+  partially released ones when ``partial-ok``), ``sched-ready`` in limited
+  or unlimited mode;
+- limited mode: at most N alloc requests outstanding, and *withdrawal*: when
+  an unsent job outranks the lowest outstanding request, that request gets a
+  ``sched.cancel`` and, on the CANCEL response, goes back in the queue;
+- alloc responses: SUCCESS (R in the payload), ANNOTATE, DENY, CANCEL, with
+  the tolerance and teardown rules of the real job-manager;
+- user cancel, hold (urgency 0) and priority changes (``sched.prioritize``);
+- jobs that run for a scripted runtime, bounded by R's expiration, then
+  release their resources in one ``sched.free`` or rank by rank
+  (housekeeping ``release-after``);
+- ``sched.expiration`` updates, and exceptions raised by the scheduler.
+"""
+
+from __future__ import annotations
+
+import copy
+import errno
+from dataclasses import dataclass, field
+
+from flux.idset import IDset
+from flux.job import JobID
+from flux.resource import Rv1Set
+from sortedcontainers import SortedList
+
+from mock_broker.annotations import merge_annotations
+
+SCHED, RUN, CLEANUP, INACTIVE = "SCHED", "RUN", "CLEANUP", "INACTIVE"
+
+ALLOC_SUCCESS, ALLOC_ANNOTATE, ALLOC_DENY, ALLOC_CANCEL = 0, 1, 2, 3
+
+PRIORITY_MIN = 0
+PRIORITY_MAX = 4294967295
+URGENCY_HOLD = 0
+URGENCY_DEFAULT = 16
+URGENCY_EXPEDITE = 31
+
+
+def priority_from_urgency(urgency: int) -> int:
+    """flux-core's default priority plugin: priority = urgency, with hold
+    (0) mapped to the minimum and expedite (31) to the maximum priority."""
+    if urgency == URGENCY_HOLD:
+        return PRIORITY_MIN
+    if urgency == URGENCY_EXPEDITE:
+        return PRIORITY_MAX
+    return urgency
+
+
+@dataclass(eq=False)
+class Job:
+    """One job as the job-manager tracks it."""
+
+    id: int
+    jobspec: dict
+    userid: int
+    urgency: int
+    priority: int
+    t_submit: float
+    runtime: float
+    release: list | None = None
+    state: str = SCHED
+    alloc_queued: bool = False
+    alloc_pending: bool = False
+    annotations: dict | None = None
+    R: dict | None = None
+    t_run: float | None = None
+    t_end: float | None = None
+    expiration: float = 0.0
+    result: str | None = None
+    exceptions: list = field(default_factory=list)
+    has_resources: bool = False
+    free_pending: bool = False
+    _end_token: int = 0
+
+    @property
+    def f58(self) -> str:
+        return JobID(self.id).f58
+
+    @property
+    def duration(self) -> float:
+        system = (self.jobspec.get("attributes") or {}).get("system") or {}
+        value = system.get("duration", 0)
+        return float(value) if isinstance(value, (int, float)) else 0.0
+
+
+def _order(job: Job):
+    return (-job.priority, job.t_submit, job.id)
+
+
+@dataclass
+class Housekeeping:
+    """Resources of a finished job that are being released rank by rank."""
+
+    job: Job
+    pending: list[int]  # ranks not yet released
+    freed: list[int] = field(default_factory=list)
+
+
+class JobManager:
+    """The job-manager end of RFC 27."""
+
+    def __init__(self, broker, default_runtime: float, release_after: float | None):
+        self.broker = broker
+        self.default_runtime = default_runtime
+        self.release_after = release_after
+        self.jobs: dict[int, Job] = {}
+        self.queue: SortedList = SortedList(key=_order)
+        self.sent: SortedList = SortedList(key=_order)
+        self.housekeeping: dict[int, Housekeeping] = {}
+        self.online = False
+        self.limit = 0
+        self.link = None
+        self._id_seq = 0
+        self._dirty = False
+        #: Counters for statistics and benchmarks.
+        self.stats = {"alloc_sent": 0, "withdrawn": 0, "started": 0, "completed": 0}
+
+    # -- queries ----------------------------------------------------------------
+
+    def job(self, jobid: int) -> Job:
+        try:
+            return self.jobs[int(jobid)]
+        except KeyError:
+            raise KeyError(f"no job {jobid}") from None
+
+    def jobs_in(self, state: str) -> list[Job]:
+        return [j for j in self.jobs.values() if j.state == state]
+
+    def allocated_ranks(self) -> dict[int, int]:
+        """Rank -> job id for every rank a job or housekeeping still holds."""
+        held: dict[int, int] = {}
+        for job in self.jobs.values():
+            if job.has_resources and job.id not in self.housekeeping:
+                for rank in _ranks_of(job.R):
+                    held[rank] = job.id
+        for hk in self.housekeeping.values():
+            for rank in hk.pending:
+                held[rank] = hk.job.id
+        return held
+
+    # -- submission and user actions ----------------------------------------------
+
+    def _new_id(self) -> int:
+        # A FLUID-like id: milliseconds since the instance started, then a
+        # sequence number, so ids sort in submission order.
+        self._id_seq += 1
+        ms = int(self.broker.elapsed * 1000)
+        return (ms << 24) | (self._id_seq & 0xFFFFFF)
+
+    def submit(
+        self,
+        jobspec: dict,
+        urgency: int = URGENCY_DEFAULT,
+        priority: int | None = None,
+        runtime: float | None = None,
+        userid: int = 1000,
+        release: list | None = None,
+    ) -> int:
+        """Submit a job; it enters SCHED at once. Returns its id."""
+        if not 0 <= urgency <= 31:
+            raise ValueError(f"urgency {urgency} is outside 0-31")
+        job = Job(
+            id=self._new_id(),
+            jobspec=jobspec,
+            userid=userid,
+            urgency=urgency,
+            priority=priority_from_urgency(urgency) if priority is None else priority,
+            t_submit=self.broker.now,
+            runtime=0.0,
+            release=release,
+        )
+        if runtime is None:
+            runtime = job.duration or self.default_runtime
+        job.runtime = float(runtime)
+        self.jobs[job.id] = job
+        self.broker.transcript.note(
+            "event", "job-manager", f"submit {job.f58} priority={job.priority}"
+        )
+        self._enqueue(job)
+        self._recalc_pending()
+        return job.id
+
+    def add_running(
+        self, R: dict, jobspec: dict, runtime: float | None = None, userid=1000
+    ):
+        """A job that was already running when the scenario starts: its R
+        is in the KVS and it will be reported in the scheduler's hello."""
+        jobid = self.submit(jobspec, runtime=runtime, userid=userid)
+        job = self.jobs[jobid]
+        self.queue.discard(job)
+        job.alloc_queued = False
+        self.broker.kvs.put(f"{JobID(jobid).kvs}.R", R)
+        self._start(job, copy.deepcopy(R))
+        return jobid
+
+    def cancel(self, jobid: int, note: str = "cancel by user") -> None:
+        """The job's owner cancels it (``flux cancel``)."""
+        self._fatal_exception(self.job(jobid), "cancel", note)
+
+    def set_urgency(self, jobid: int, urgency: int) -> None:
+        """``flux job urgency``: recompute the priority (0 holds the job)."""
+        job = self.job(jobid)
+        job.urgency = urgency
+        self._set_priority(job, priority_from_urgency(urgency), oneshot=True)
+
+    def prioritize(self, priorities: dict[int, int]) -> None:
+        """A priority plugin reprioritizes several jobs at once."""
+        changed = []
+        for jobid, priority in priorities.items():
+            job = self.job(jobid)
+            if job.state == SCHED and job.priority != priority:
+                self._set_priority(job, priority, oneshot=False)
+                if job.alloc_pending:
+                    changed.append([job.id, job.priority])
+        if changed and self.online:
+            self.broker.send_request(self.link, "sched.prioritize", {"jobs": changed})
+        if self.limit:
+            self._recalc_pending()
+
+    def _set_priority(self, job: Job, priority: int, oneshot: bool) -> None:
+        if job.state != SCHED:
+            job.priority = priority
+            return
+        for table in (self.queue, self.sent):
+            table.discard(job)
+        job.priority = priority
+        if job.alloc_pending:
+            self.sent.add(job)
+        self.broker.transcript.note(
+            "event", "job-manager", f"priority {job.f58} -> {priority}"
+        )
+        if job.alloc_queued:
+            if priority == PRIORITY_MIN:
+                job.alloc_queued = False
+            else:
+                self.queue.add(job)
+        elif not job.alloc_pending:
+            self._enqueue(job)
+        if job.alloc_pending:
+            if priority == PRIORITY_MIN:
+                self._send_cancel(job)
+            elif oneshot and self.online:
+                self.broker.send_request(
+                    self.link, "sched.prioritize", {"jobs": [[job.id, priority]]}
+                )
+        if oneshot:
+            self._recalc_pending()
+        self._dirty = True
+
+    def update_expiration(self, jobid: int, expiration: float) -> None:
+        """Ask the scheduler to move a running job's expiration
+        (``flux update JOBID duration=...``)."""
+        job = self.job(jobid)
+        if job.state != RUN:
+            raise ValueError(f"job {job.f58} is not running")
+
+        def done(msg):
+            if msg.errnum and msg.errnum != errno.ENOSYS:
+                self.broker.transcript.note(
+                    "event", "job-manager", f"expiration update of {job.f58} refused"
+                )
+                return
+            self._apply_expiration(job, expiration)
+
+        if self.link is None:
+            raise RuntimeError("no scheduler is loaded")
+        self.broker.send_request(
+            self.link,
+            "sched.expiration",
+            {"id": job.id, "expiration": float(expiration)},
+            on_response=done,
+        )
+
+    def _apply_expiration(self, job: Job, expiration: float) -> None:
+        job.expiration = expiration
+        job.R["execution"]["expiration"] = expiration
+        self.broker.kvs.put(f"{JobID(job.id).kvs}.R", job.R)
+        if job.state == RUN:
+            self._schedule_end(job)
+
+    # -- alloc queue ---------------------------------------------------------------
+
+    def _enqueue(self, job: Job) -> None:
+        if (
+            job.state == SCHED
+            and not job.alloc_queued
+            and not job.alloc_pending
+            and job.priority != PRIORITY_MIN
+        ):
+            self.queue.add(job)
+            job.alloc_queued = True
+            self._dirty = True
+
+    def _recalc_pending(self) -> None:
+        """Limited mode: withdraw outstanding requests that unsent jobs outrank."""
+        if not self.limit or not self.online:
+            return
+        for head, tail in zip(self.queue, reversed(self.sent)):
+            if _order(head) < _order(tail):
+                self._send_cancel(tail)
+            else:
+                break
+
+    def _send_cancel(self, job: Job) -> None:
+        self.stats["withdrawn"] += 1
+        self.broker.referee.cancel_sent(job)
+        self.broker.send_request(self.link, "sched.cancel", {"id": job.id})
+
+    def flush(self) -> bool:
+        """Send the alloc requests that may go now; True if any went."""
+        if not self._dirty:
+            return False
+        self._dirty = False
+        sent_any = False
+        while self.online and self.queue:
+            if self.limit and len(self.sent) >= self.limit:
+                break
+            job = self.queue[0]
+            if job.priority == PRIORITY_MIN:
+                break
+            del self.queue[0]
+            job.alloc_queued = False
+            job.alloc_pending = True
+            self.sent.add(job)
+            self.stats["alloc_sent"] += 1
+            self.broker.referee.alloc_sent(job)
+            self.broker.send_request(
+                self.link,
+                "sched.alloc",
+                {
+                    "id": job.id,
+                    "priority": job.priority,
+                    "userid": job.userid,
+                    "t_submit": job.t_submit,
+                    "jobspec": job.jobspec,
+                },
+            )
+            sent_any = True
+        return sent_any
+
+    def _requeue_pending(self, job: Job) -> None:
+        if not job.alloc_pending:
+            return
+        self.sent.discard(job)
+        job.alloc_pending = False
+        self._enqueue(job)
+        self._clear_annotations(job, "sched")
+
+    # -- the scheduler interface ------------------------------------------------------
+
+    def hello(self, link, msg) -> None:
+        partial_ok = bool((msg.payload or {}).get("partial-ok", False))
+        if not msg.flags & 2:  # FLUX_RPC_STREAMING
+            self.broker.respond_error(link, msg, errno.EPROTO, "hello must stream")
+            return
+        for job in sorted(self.jobs.values(), key=lambda j: j.id):
+            if job.has_resources and job.id not in self.housekeeping:
+                self.broker.respond(link, msg, self._hello_payload(job))
+        for jobid in sorted(self.housekeeping):
+            hk = self.housekeeping[jobid]
+            if hk.freed and not partial_ok:
+                # flux-core terminates housekeeping for such an allocation;
+                # its ranks come back without the scheduler hearing of them.
+                self.broker.transcript.note(
+                    "event",
+                    "job-manager",
+                    f"housekeeping of {hk.job.f58} terminated: scheduler does not "
+                    "support restart with partially released resources",
+                )
+                del self.housekeeping[jobid]
+                hk.job.has_resources = False
+                continue
+            payload = self._hello_payload(hk.job)
+            if hk.freed:
+                payload["free"] = str(IDset(sorted(hk.freed)))
+            self.broker.respond(link, msg, payload)
+        self.broker.respond_error(link, msg, errno.ENODATA)
+
+    @staticmethod
+    def _hello_payload(job: Job) -> dict:
+        return {
+            "id": job.id,
+            "priority": job.priority,
+            "userid": job.userid,
+            "t_submit": job.t_submit,
+        }
+
+    def ready(self, link, msg) -> None:
+        p = msg.payload or {}
+        mode = p.get("mode")
+        if mode == "limited":
+            limit = p.get("limit")
+            if not isinstance(limit, int) or limit <= 0:
+                self.broker.respond_error(link, msg, errno.EPROTO, "bad limit")
+                return
+            self.limit = limit
+        elif mode == "unlimited":
+            self.limit = 0
+        else:
+            self.broker.respond_error(link, msg, errno.EPROTO, f"bad mode {mode!r}")
+            return
+        self.online = True
+        self.link = link
+        self.broker.transcript.note("event", "job-manager", f"scheduler ready {mode}")
+        self.broker.respond(link, msg, {"count": len(self.queue)})
+        for job in list(self.jobs.values()):
+            if job.free_pending:
+                job.free_pending = False
+                self._send_free(job, job.R, final=True)
+        self._dirty = True
+
+    def scheduler_disconnected(self, link) -> None:
+        if self.link is link:
+            self._teardown("disconnect")
+            self.link = None
+
+    def _teardown(self, reason: str) -> None:
+        if not self.online:
+            return
+        self.broker.transcript.note(
+            "event", "job-manager", f"scheduler interface stopped: {reason}"
+        )
+        for job in list(self.sent):
+            self._requeue_pending(job)
+        self.online = False
+
+    def alloc_response(self, link, msg) -> None:
+        referee = self.broker.referee
+        if msg.errnum:
+            referee.violation(
+                "error-response",
+                f"alloc response with error {msg.errnum} ({msg.errstr})",
+            )
+            self._teardown("alloc response error")
+            return
+        try:
+            p = msg.payload
+            jobid = p["id"]
+            kind = p["type"]
+            if not isinstance(jobid, int) or not isinstance(kind, int):
+                raise TypeError
+        except (TypeError, KeyError, ValueError):
+            referee.violation("malformed-response", "unparsable alloc response")
+            self._teardown("alloc response error")
+            return
+        known = self.jobs.get(jobid)
+        job = known if known is not None and known.alloc_pending else None
+        if not referee.alloc_response(jobid, kind, p, known, job):
+            if kind not in (ALLOC_SUCCESS, ALLOC_ANNOTATE, ALLOC_DENY, ALLOC_CANCEL):
+                self._teardown("alloc response error")
+                return
+        if kind == ALLOC_SUCCESS:
+            R = p.get("R")
+            if not isinstance(R, dict):
+                self._teardown("SUCCESS without R (EPROTO)")
+                return
+            R.pop("scheduling", None)
+            if job is None:
+                # flux-core frees resources of a job it no longer waits for.
+                self._send_free_R(jobid, R, final=True)
+                return
+            if job.has_resources:
+                self._teardown("SUCCESS for a job that holds resources (EEXIST)")
+                return
+            self.sent.discard(job)
+            job.alloc_pending = False
+            if "annotations" in p:
+                self._update_annotations(job, p["annotations"])
+            self._start(job, R)
+            self._dirty = True
+        elif kind == ALLOC_ANNOTATE:
+            if not isinstance(p.get("annotations"), dict):
+                self._teardown("ANNOTATE without annotations (EPROTO)")
+                return
+            if job is not None:
+                self._update_annotations(job, p["annotations"])
+        elif kind == ALLOC_DENY:
+            if job is None:
+                return
+            job.alloc_pending = False
+            self.sent.discard(job)
+            self._clear_annotations(job, None)
+            note = p.get("note") or ""
+            job.exceptions.append(("alloc", 0, note))
+            job.result = "denied"
+            self._finish(job, f"alloc denied: {note}")
+            self._dirty = True
+        elif kind == ALLOC_CANCEL:
+            if job is None:
+                return
+            if job.state == SCHED:
+                self._requeue_pending(job)
+            else:
+                self.sent.discard(job)
+                self._clear_annotations(job, None)
+            job.alloc_pending = False
+            self._dirty = True
+        else:
+            self._teardown(f"unknown alloc response type {kind}")
+
+    def raise_request(self, link, msg) -> None:
+        """``job-manager.raise`` from a module (``job_raise_async``)."""
+        p = msg.payload or {}
+        job = self.jobs.get(p.get("id"))
+        if job is None:
+            self.broker.respond_error(link, msg, errno.ENOENT, "unknown job")
+            return
+        severity = int(p.get("severity", 0))
+        job.exceptions.append((p.get("type", ""), severity, p.get("note", "")))
+        self.broker.transcript.note(
+            "event",
+            "job-manager",
+            f"exception on {job.f58} type={p.get('type')} severity={severity}",
+        )
+        self.broker.respond(link, msg, {})
+        if severity == 0:
+            self._fatal_exception(job, p.get("type", "exception"), p.get("note", ""))
+
+    # -- annotations -----------------------------------------------------------------
+
+    def _update_annotations(self, job: Job, update: dict) -> None:
+        self.broker.referee.annotations_update(job, update)
+        job.annotations = merge_annotations(job.annotations, update)
+
+    def _clear_annotations(self, job: Job, key: str | None) -> None:
+        if job.annotations is None:
+            return
+        if key is None:
+            job.annotations = None
+        else:
+            job.annotations.pop(key, None)
+            if not job.annotations:
+                job.annotations = None
+
+    # -- running and ending ----------------------------------------------------------------
+
+    def _start(self, job: Job, R: dict) -> None:
+        job.R = R
+        job.has_resources = True
+        job.state = RUN
+        job.t_run = self.broker.now
+        execution = R.get("execution") or {}
+        job.expiration = float(execution.get("expiration") or 0.0)
+        self.stats["started"] += 1
+        self.broker.referee.job_started(job)
+        self._schedule_end(job)
+
+    def _schedule_end(self, job: Job) -> None:
+        end = job.t_run + job.runtime
+        result = "completed"
+        if job.expiration and end > job.expiration:
+            end, result = max(job.expiration, self.broker.now), "timeout"
+        job._end_token += 1
+        token = job._end_token
+
+        def ended():
+            if job._end_token == token and job.state == RUN:
+                job.result = result
+                if result == "timeout":
+                    job.exceptions.append(("timeout", 0, "resource allocation expired"))
+                self._finish(job, result)
+
+        self.broker.at(end, ended)
+
+    def _fatal_exception(self, job: Job, kind: str, note: str) -> None:
+        if job.state == SCHED:
+            if job.alloc_pending:
+                # Leaving SCHED: the request is finalized at once (flux-core
+                # alloc_cancel_alloc_request with finalize=true).
+                self._send_cancel(job)
+                job.alloc_pending = False
+                self.sent.discard(job)
+                self._clear_annotations(job, None)
+            if job.alloc_queued:
+                self.queue.discard(job)
+                job.alloc_queued = False
+            job.result = "canceled" if kind == "cancel" else "exception"
+            self._finish(job, f"{kind}: {note}")
+            self._recalc_pending()
+            self._dirty = True
+        elif job.state == RUN:
+            job.result = "canceled" if kind == "cancel" else "exception"
+            self._finish(job, f"{kind}: {note}")
+
+    def _finish(self, job: Job, why: str) -> None:
+        """The job leaves SCHED or RUN: release resources, become INACTIVE."""
+        was_running = job.state == RUN
+        job.state = CLEANUP
+        job.t_end = self.broker.now
+        self.broker.transcript.note("event", "job-manager", f"{job.f58} ends: {why}")
+        if was_running and job.has_resources:
+            self.stats["completed"] += 1
+            self._release(job)
+        job.state = INACTIVE
+
+    def _release(self, job: Job) -> None:
+        plan = job.release
+        ranks = sorted(_ranks_of(job.R))
+        if plan is None and self.release_after is not None and len(ranks) > 1:
+            plan = [[self.release_after * (i + 1), [r]] for i, r in enumerate(ranks)]
+            plan[0][0] = 0.0
+        if not plan:
+            self._send_free(job, job.R, final=True)
+            return
+        hk = Housekeeping(job, list(ranks))
+        self.housekeeping[job.id] = hk
+        for delay, batch in plan:
+            self.broker.after(float(delay), lambda b=list(batch): self._release_batch(hk, b))
+
+    def _release_batch(self, hk: Housekeeping, batch: list[int]) -> None:
+        if self.housekeeping.get(hk.job.id) is not hk:
+            return
+        batch = [r for r in batch if r in hk.pending]
+        if not batch:
+            return
+        for rank in batch:
+            hk.pending.remove(rank)
+        hk.freed.extend(batch)
+        final = not hk.pending
+        if final:
+            del self.housekeeping[hk.job.id]
+        R = Rv1Set(hk.job.R).copy_ranks(IDset(sorted(batch))).to_dict()
+        if self.online:
+            self._send_free_R(hk.job.id, R, final)
+        if final:
+            hk.job.has_resources = False
+
+    def _send_free(self, job: Job, R: dict, final: bool) -> None:
+        if not self.online:
+            job.free_pending = True  # sent again when the scheduler is ready
+            return
+        self._send_free_R(job.id, R, final)
+        if final:
+            job.has_resources = False
+
+    def _send_free_R(self, jobid: int, R: dict, final: bool) -> None:
+        self.broker.referee.free_sent(jobid, R, final)
+        self.broker.send_request(
+            self.link, "sched.free", {"id": jobid, "R": R, "final": final}
+        )
+
+
+def _ranks_of(R: dict | None) -> set[int]:
+    ranks: set[int] = set()
+    if not R:
+        return ranks
+    for entry in (R.get("execution") or {}).get("R_lite", []):
+        ranks.update(IDset(entry.get("rank", "")))
+    return ranks

@@ -1,0 +1,69 @@
+"""The mock broker's KVS: a flat dictionary of committed keys.
+
+Commits are atomic and ordered; a key's value is the JSON value last
+committed.  Only what schedulers use is modelled (put, unlink, mkdir,
+lookup); namespaces other than the primary one are refused.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+
+
+class KVSError(Exception):
+    def __init__(self, errnum: int, text: str):
+        super().__init__(text)
+        self.errnum = errnum
+
+
+class KVSService:
+    """Keys to JSON values, with a commit count."""
+
+    def __init__(self):
+        self._store: dict[str, object] = {}
+        self.commits = 0
+
+    def commit(self, payload: dict) -> None:
+        if payload.get("namespace") not in (None, "primary"):
+            raise KVSError(errno.ENOTSUP, "only the primary KVS namespace exists")
+        ops = payload.get("ops")
+        if not isinstance(ops, list):
+            raise KVSError(errno.EPROTO, "kvs.commit: ops must be a list")
+        for op in ops:
+            kind, key = op.get("op"), op.get("key")
+            if not isinstance(key, str) or not key:
+                raise KVSError(errno.EINVAL, f"kvs.commit: bad key {key!r}")
+            if kind not in ("put", "unlink", "mkdir", "symlink"):
+                raise KVSError(errno.EPROTO, f"kvs.commit: unknown op {kind!r}")
+        # Validated as a whole first, so applying cannot fail half-way.
+        store = self._store
+        for op in ops:
+            kind, key = op["op"], op["key"]
+            if kind == "put":
+                store[key] = op["raw"] if "raw" in op else op.get("value")
+            elif kind == "unlink":
+                prefix = key + "."
+                for k in [k for k in store if k == key or k.startswith(prefix)]:
+                    del store[k]
+            elif kind == "mkdir":
+                store.setdefault(key + ".", {})
+            else:
+                store[key] = {"symlink": op.get("target")}
+        self.commits += 1
+
+    def put(self, key: str, value) -> None:
+        """Write one key directly (the broker's own writes, e.g. R of jobs
+        that were running before the scenario started)."""
+        self._store[key] = json.loads(json.dumps(value))
+
+    def lookup(self, key: str):
+        if key not in self._store:
+            raise KVSError(errno.ENOENT, f"{key}: No such file or directory")
+        return self._store[key]
+
+    def get(self, key: str, default=None):
+        return self._store.get(key, default)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._store

@@ -1,0 +1,111 @@
+"""Describe a cluster and turn it into RFC 20 R (version 1).
+
+A :class:`Machine` is a list of node groups.  Each group has a count, cores
+and GPUs per node, and properties; ranks are numbered in group order and
+hostnames are ``<prefix><rank>``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+def _idset(ids) -> str:
+    """Encode integers as an RFC 22 range string ("0-3,7")."""
+    ids = sorted(set(ids))
+    parts = []
+    start = prev = None
+    for i in ids:
+        if start is None:
+            start = prev = i
+        elif i == prev + 1:
+            prev = i
+        else:
+            parts.append(f"{start}-{prev}" if prev > start else str(start))
+            start = prev = i
+    if start is not None:
+        parts.append(f"{start}-{prev}" if prev > start else str(start))
+    return ",".join(parts)
+
+
+@dataclass(frozen=True)
+class NodeGroup:
+    """``count`` identical nodes."""
+
+    count: int
+    cores: int
+    gpus: int = 0
+    properties: tuple[str, ...] = ()
+
+    def __post_init__(self):
+        if self.count < 1 or self.cores < 1 or self.gpus < 0:
+            raise ValueError(
+                f"node group needs count>=1, cores>=1, gpus>=0: got {self}"
+            )
+
+
+@dataclass(frozen=True)
+class Machine:
+    """A cluster: node groups, a hostname prefix and the instance expiration."""
+
+    groups: tuple[NodeGroup, ...]
+    prefix: str = "node"
+    expiration: float = 0.0
+    extra_properties: dict = field(default_factory=dict)
+
+    @classmethod
+    def uniform(
+        cls,
+        nodes: int,
+        cores: int,
+        gpus: int = 0,
+        properties: tuple[str, ...] = (),
+        prefix: str = "node",
+    ) -> Machine:
+        """``nodes`` identical nodes."""
+        return cls((NodeGroup(nodes, cores, gpus, tuple(properties)),), prefix)
+
+    @property
+    def size(self) -> int:
+        """Number of nodes (broker ranks)."""
+        return sum(g.count for g in self.groups)
+
+    def ranks(self) -> range:
+        return range(self.size)
+
+    def hostname(self, rank: int) -> str:
+        return f"{self.prefix}{rank}"
+
+    def group_of(self, rank: int) -> NodeGroup:
+        for group, first in self._group_starts():
+            if first <= rank < first + group.count:
+                return group
+        raise IndexError(f"rank {rank} is not in this machine (size {self.size})")
+
+    def _group_starts(self):
+        first = 0
+        for group in self.groups:
+            yield group, first
+            first += group.count
+
+    def to_R(self) -> dict:
+        """Return the machine as an Rv1 object."""
+        r_lite = []
+        properties: dict[str, list[int]] = {}
+        for group, first in self._group_starts():
+            ranks = range(first, first + group.count)
+            children = {"core": _idset(range(group.cores))}
+            if group.gpus:
+                children["gpu"] = _idset(range(group.gpus))
+            r_lite.append({"rank": _idset(ranks), "children": children})
+            for prop in group.properties:
+                properties.setdefault(prop, []).extend(ranks)
+        execution = {
+            "R_lite": r_lite,
+            "nodelist": [f"{self.prefix}{r}" for r in self.ranks()],
+            "starttime": 0.0,
+            "expiration": float(self.expiration),
+        }
+        if properties:
+            execution["properties"] = {p: _idset(r) for p, r in properties.items()}
+        return {"version": 1, "execution": execution}

@@ -1,0 +1,198 @@
+"""Load a Python scheduler module and run its ``mod_main`` as a broker would.
+
+A real broker runs each module in a thread with its own reactor.  Here the
+module's ``mod_main(h, *args)`` runs in a thread too, but in lock-step with
+the broker: exactly one of the two runs at any moment, so a run is
+deterministic.  The thread exists only to hold ``mod_main``'s stack while
+the module sits in ``reactor_run()``; the broker then dispatches the
+module's callbacks itself, on its own thread, which costs no thread switch
+per message.  When the module blocks in ``future.get()`` the broker's
+services keep working (virtual time advances for them) until the response
+arrives, while the module's own timers wait, as in a blocked module thread.
+"""
+
+from __future__ import annotations
+
+import errno
+import importlib
+import importlib.util
+import os
+import sys
+import threading
+import traceback
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from mock_broker.reactor import Reactor
+
+
+class ModuleLoadError(Exception):
+    """``flux module load`` would fail: the message names module and cause."""
+
+
+@dataclass
+class ModuleSpec:
+    """What to load: a file path or a dotted module, and an optional class."""
+
+    name: str
+    entry: Callable[..., Any]
+    source: str
+
+
+def _load_python_module(target: str):
+    """Import *target* (a ``.py`` path or a dotted name) and return it."""
+    if target.endswith(".py") or os.sep in target:
+        path = os.path.abspath(target)
+        if not os.path.isfile(path):
+            raise ModuleLoadError(f"{target}: No such file or directory")
+        stem = os.path.splitext(os.path.basename(path))[0]
+        unique = f"_schedkit_module_{stem.replace('-', '_')}_{abs(hash(path))}"
+        spec = importlib.util.spec_from_file_location(unique, path)
+        module = importlib.util.module_from_spec(spec)
+        try:
+            spec.loader.exec_module(module)
+        except SyntaxError as exc:
+            raise ModuleLoadError(
+                f"{stem}: syntax error in {path} line {exc.lineno}: {exc.msg}"
+            ) from exc
+        except Exception as exc:
+            raise ModuleLoadError(
+                f"{stem}: error importing {path}: {type(exc).__name__}: {exc}"
+            ) from exc
+        sys.modules[unique] = module
+        return stem, module
+    try:
+        module = importlib.import_module(target)
+    except ModuleNotFoundError as exc:
+        raise ModuleLoadError(f"{target}: module not found ({exc})") from exc
+    except SyntaxError as exc:
+        raise ModuleLoadError(
+            f"{target}: syntax error line {exc.lineno}: {exc.msg}"
+        ) from exc
+    except Exception as exc:
+        raise ModuleLoadError(
+            f"{target}: error importing: {type(exc).__name__}: {exc}"
+        ) from exc
+    return target.rsplit(".", 1)[-1], module
+
+
+def resolve(spec: str, name: str | None = None) -> ModuleSpec:
+    """Resolve ``PATH.py``, ``package.module`` or either with ``:Class``.
+
+    The module name defaults to the file's stem (``my-sched.py`` loads as
+    ``my-sched``), as ``flux module load`` names a Python module.
+    """
+    from flux.brokermod import resolve_entry_point
+
+    target, _, cls_name = spec.partition(":")
+    if ":" in spec and not cls_name:
+        raise ModuleLoadError(f"{spec}: empty class name after ':'")
+    default_name, module = _load_python_module(target)
+    if cls_name:
+        cls = getattr(module, cls_name, None)
+        if not isinstance(cls, type):
+            raise ModuleLoadError(f"{default_name}: no class {cls_name!r} in {target}")
+
+        def entry(h, *args):
+            cls(h, *args).run()
+
+    else:
+        try:
+            entry = resolve_entry_point(module)
+        except ValueError as exc:
+            raise ModuleLoadError(f"{default_name}: {exc}") from exc
+    return ModuleSpec(name or default_name, entry, spec)
+
+
+class ModuleLink:
+    """The broker's side of one hosted module: its thread, reactor and handle."""
+
+    def __init__(self, broker, spec: ModuleSpec, args: list[str]):
+        from flux.core.handle import Flux
+
+        self.broker = broker
+        self.spec = spec
+        self.name = spec.name
+        self.args = list(args)
+        self.reactor = Reactor(broker.clock)
+        self.attrs = {"rank": 0, "size": 1, "broker.pid": 4242}
+        self.config = broker.config
+        #: "init" (in mod_main), "reactor" (in reactor_run), "exited"
+        self.state = "init"
+        self.running = False
+        self.exit_error: BaseException | None = None
+        self.exit_traceback = ""
+        self.services: set[str] = set()
+        self.subscriptions: set[str] = set()
+        self.debug_bits = 0
+        self._to_module = threading.Semaphore(0)
+        self._to_broker = threading.Semaphore(0)
+        self.handle = Flux(link=self)
+
+    # -- lock-step thread handling ----------------------------------------
+
+    def start(self) -> None:
+        """Run ``mod_main`` until it enters its reactor or exits."""
+        thread = threading.Thread(
+            target=self._thread_main, name=f"module:{self.name}", daemon=True
+        )
+        thread.start()
+        self._to_broker.acquire()
+
+    def _thread_main(self) -> None:
+        try:
+            self.spec.entry(self.handle, *self.args)
+        except BaseException as exc:  # noqa: BLE001 - reported as module exit
+            self.exit_error = exc
+            self.exit_traceback = traceback.format_exc()
+        finally:
+            self.state = "exited"
+            self._to_broker.release()
+
+    def run_reactor(self) -> int:
+        """``reactor_run()``: park mod_main until the reactor is stopped."""
+        if threading.current_thread().name != f"module:{self.name}":
+            raise OSError(errno.EDEADLK, "reactor_run() called from a callback")
+        self.reactor.restart()
+        self.state = "reactor"
+        self._to_broker.release()
+        self._to_module.acquire()
+        self.state = "init"
+        if self.reactor.exception is not None:
+            exc = self.reactor.exception
+            self.reactor.exception = None
+            raise exc
+        return -1 if self.reactor.stop_reason == "error" else 0
+
+    def resume(self) -> None:
+        """Return from ``reactor_run()`` and run mod_main until it parks again."""
+        if self.state != "reactor":
+            return
+        self._to_module.release()
+        self._to_broker.acquire()
+
+    # -- what the substitute handle calls -----------------------------------
+
+    def set_running(self) -> None:
+        self.running = True
+
+    def debug_test(self, flag: int, clear: bool) -> bool:
+        hit = bool(self.debug_bits & flag)
+        if clear:
+            self.debug_bits &= ~flag
+        return hit
+
+    def log(self, level: int, text: str) -> None:
+        self.broker.module_log(self, level, text)
+
+    def send(self, msg) -> None:
+        self.broker.route_from_module(self, msg)
+
+    def wait(self, predicate: Callable[[], bool], what: str) -> None:
+        self.broker.block_module_until(self, predicate, what)
+
+    def subscribe(self, topic: str) -> None:
+        self.subscriptions.add(topic)
+
+    def unsubscribe(self, topic: str) -> None:
+        self.subscriptions.discard(topic)

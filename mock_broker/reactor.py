@@ -1,0 +1,168 @@
+"""The module-side event loop of the mock broker, on a virtual clock.
+
+One :class:`Reactor` serves one hosted module, the way each broker module
+has its own reactor in a real broker.  It never sleeps: the broker world
+(:mod:`mock_broker.world`) advances the virtual clock when every reactor
+and the job-manager are idle, straight to the next timer or scripted event.
+
+One iteration runs, in this order: prepare watchers, due timers (earliest
+first, ties in arming order), queued messages (arrival order), future
+continuations, idle watchers with callbacks, check watchers.  The order is
+libev's (prepare, poll, timers, I/O, idle, check) flattened to one queue per
+kind, and every tie is broken by a sequence number, so a run is
+reproducible to the byte.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from collections import deque
+from typing import Any, Callable, Protocol
+
+
+class Clock(Protocol):
+    """What the reactor needs from the virtual clock."""
+
+    @property
+    def now(self) -> float: ...
+
+
+class CallbackError(Exception):
+    """An exception escaped a module callback; the reactor stopped with it."""
+
+
+class Reactor:
+    """Virtual-time reactor for one hosted module."""
+
+    def __init__(self, clock: Clock):
+        self.clock = clock
+        self._seq = itertools.count()
+        self._timers: list[tuple[float, int, Any]] = []
+        self._prepare: dict[int, Any] = {}
+        self._check: dict[int, Any] = {}
+        self._idle: dict[int, Any] = {}
+        self._inbox: deque = deque()
+        self._calls: deque = deque()
+        self._msg_watchers: list = []
+        #: Set by reactor_stop(): "ok", "error", or None while running.
+        self.stop_reason: str | None = None
+        #: The exception that escaped a callback, if any.
+        self.exception: BaseException | None = None
+        #: Number of callbacks dispatched, for statistics.
+        self.dispatched = 0
+        self.on_message: Callable[[Any], None] | None = None
+
+    # -- registration -------------------------------------------------
+
+    def next_seq(self) -> int:
+        return next(self._seq)
+
+    def arm_timer(self, watcher, when: float) -> None:
+        token = next(self._seq)
+        watcher._timer_token = token
+        heapq.heappush(self._timers, (when, token, watcher))
+
+    def disarm_timer(self, watcher) -> None:
+        watcher._timer_token = None
+
+    def set_active(self, kind: str, watcher, active: bool) -> None:
+        table = {"prepare": self._prepare, "check": self._check, "idle": self._idle}[
+            kind
+        ]
+        if active:
+            if watcher._order not in table:
+                table[watcher._order] = watcher
+        else:
+            table.pop(watcher._order, None)
+
+    def add_msg_watcher(self, watcher) -> None:
+        if watcher not in self._msg_watchers:
+            self._msg_watchers.append(watcher)
+
+    def remove_msg_watcher(self, watcher) -> None:
+        if watcher in self._msg_watchers:
+            self._msg_watchers.remove(watcher)
+
+    def match_msg_watcher(self, msg):
+        """Return the active message watcher for *msg*, or None."""
+        for watcher in self._msg_watchers:
+            if watcher.matches(msg):
+                return watcher
+        return None
+
+    def post_message(self, msg) -> None:
+        self._inbox.append(msg)
+
+    def call_soon(self, fn: Callable[[], None]) -> None:
+        self._calls.append(fn)
+
+    # -- state --------------------------------------------------------
+
+    def _drop_stale_timers(self) -> None:
+        timers = self._timers
+        while timers and timers[0][2]._timer_token != timers[0][1]:
+            heapq.heappop(timers)
+
+    def next_timer_time(self) -> float | None:
+        """Virtual time of the earliest armed timer, or None."""
+        self._drop_stale_timers()
+        return self._timers[0][0] if self._timers else None
+
+    def busy(self) -> bool:
+        """True if an iteration would do work without the clock moving."""
+        if self._idle or self._inbox or self._calls:
+            return True
+        when = self.next_timer_time()
+        return when is not None and when <= self.clock.now
+
+    # -- one iteration --------------------------------------------------
+
+    def iterate(self) -> bool:
+        """Run one loop iteration; return False once the reactor is stopped."""
+        if self.stop_reason is not None:
+            return False
+        for watcher in list(self._prepare.values()):
+            if not self._invoke(watcher._fire):
+                return False
+        now = self.clock.now
+        while True:
+            self._drop_stale_timers()
+            if not self._timers or self._timers[0][0] > now:
+                break
+            _, _, watcher = heapq.heappop(self._timers)
+            if not self._invoke(watcher._fire_timer):
+                return False
+        for _ in range(len(self._inbox)):
+            msg = self._inbox.popleft()
+            if not self._invoke(lambda m=msg: self.on_message(m)):
+                return False
+        for _ in range(len(self._calls)):
+            if not self._invoke(self._calls.popleft()):
+                return False
+        for watcher in list(self._idle.values()):
+            if watcher.callback is not None and not self._invoke(watcher._fire):
+                return False
+        for watcher in list(self._check.values()):
+            if not self._invoke(watcher._fire):
+                return False
+        return self.stop_reason is None
+
+    def _invoke(self, fn: Callable[[], None]) -> bool:
+        self.dispatched += 1
+        try:
+            fn()
+        except BaseException as exc:  # noqa: BLE001 - reported to reactor_run
+            self.exception = exc
+            self.stop_reason = "error"
+            return False
+        return self.stop_reason is None
+
+    def stop(self, error: bool = False) -> None:
+        if self.stop_reason is None:
+            self.stop_reason = "error" if error else "ok"
+
+    def restart(self) -> None:
+        """Prepare for another reactor_run() after a stop."""
+        self.stop_reason = None
+        self.exception = None

@@ -1,0 +1,122 @@
+"""The record of a mock broker run: every message and event, in order.
+
+Entries are kept as small tuples and formatted only when read, so
+recording costs little on the hot path.  ``lines()`` gives the readable
+form, ``to_jsonl()`` one JSON object per entry; both are byte-identical
+across runs of the same scenario.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from mock_broker.flux_substitute import constants
+
+_ARROWS = {
+    constants.FLUX_MSGTYPE_REQUEST: "request",
+    constants.FLUX_MSGTYPE_RESPONSE: "response",
+    constants.FLUX_MSGTYPE_EVENT: "event",
+}
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One transcript entry."""
+
+    seq: int
+    time: float  # virtual seconds since the broker started
+    kind: str  # "msg", "event", "log", "violation"
+    source: str
+    dest: str
+    topic: str
+    text: str  # payload JSON, log text or description
+    errnum: int = 0
+
+    def to_dict(self) -> dict:
+        d = {
+            "seq": self.seq,
+            "t": round(self.time, 6),
+            "kind": self.kind,
+            "from": self.source,
+            "to": self.dest,
+            "topic": self.topic,
+        }
+        if self.kind == "msg":
+            d["payload"] = json.loads(self.text) if self.text else None
+        else:
+            d["text"] = self.text
+        if self.errnum:
+            d["errnum"] = self.errnum
+        return d
+
+    def line(self) -> str:
+        stamp = f"{self.time:12.3f}"
+        if self.kind == "msg":
+            err = f" errnum={self.errnum}" if self.errnum else ""
+            body = self.text if self.text else ""
+            if len(body) > 300:
+                body = body[:297] + "..."
+            return (
+                f"{stamp} #{self.seq:<6} {self.source} -> {self.dest} "
+                f"{self.topic}{err} {body}".rstrip()
+            )
+        return f"{stamp} #{self.seq:<6} [{self.kind}] {self.source}: {self.text}"
+
+
+class Transcript:
+    """Append-only list of :class:`Entry`."""
+
+    def __init__(self, clock):
+        self._clock = clock
+        self._rows: list[tuple] = []
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def message(self, source: str, dest: str, msg) -> int:
+        kind = _ARROWS.get(msg.type, "msg")
+        topic = msg.topic if kind == "request" else f"{msg.topic} ({kind})"
+        self._rows.append(
+            (
+                self._clock.elapsed,
+                "msg",
+                source,
+                dest,
+                topic,
+                msg.payload_str or "",
+                msg.errstr or "",
+                msg.errnum,
+            )
+        )
+        return len(self._rows) - 1
+
+    def note(self, kind: str, source: str, text: str) -> int:
+        self._rows.append((self._clock.elapsed, kind, source, "", "", text, "", 0))
+        return len(self._rows) - 1
+
+    def entry(self, seq: int) -> Entry:
+        t, kind, source, dest, topic, text, errstr, errnum = self._rows[seq]
+        if kind == "msg" and errnum and errstr:
+            topic = f"{topic} [{errstr}]"
+        return Entry(seq, t, kind, source, dest, topic, text, errnum)
+
+    def entries(self, start: int = 0, stop: int | None = None) -> list[Entry]:
+        stop = len(self._rows) if stop is None else min(stop, len(self._rows))
+        return [self.entry(i) for i in range(max(0, start), stop)]
+
+    def lines(self, start: int = 0, stop: int | None = None) -> list[str]:
+        return [e.line() for e in self.entries(start, stop)]
+
+    def excerpt(self, around: int, before: int = 12, after: int = 4) -> str:
+        """The lines around entry *around*, the entry itself marked."""
+        out = []
+        for e in self.entries(around - before, around + after + 1):
+            mark = ">>" if e.seq == around else "  "
+            out.append(f"{mark} {e.line()}")
+        return "\n".join(out)
+
+    def to_jsonl(self) -> str:
+        return "".join(
+            json.dumps(e.to_dict(), sort_keys=True) + "\n" for e in self.entries()
+        )
