@@ -3,6 +3,33 @@
 The mock broker hosts a scheduler broker module written against the
 documented flux-python API, unmodified, on a machine with no Flux
 installed.  :mod:`mock_broker.flux_substitute` replaces flux-python's native
-layer; :mod:`mock_broker.reactor` is the module-side event loop on a
-virtual clock.  Importing this package installs nothing.
+layer; :mod:`mock_broker.broker` is the broker itself.
+
+The names below are imported lazily: ``import mock_broker`` installs
+nothing; using :class:`MockBroker` installs the substitute (unless a real
+libflux is present).
 """
+
+from __future__ import annotations
+
+import importlib
+
+_EXPORTS = {
+    "MockBroker": "mock_broker.broker",
+    "BrokerStalled": "mock_broker.broker",
+    "Machine": "mock_broker.machine",
+    "NodeGroup": "mock_broker.machine",
+    "make_jobspec": "mock_broker.jobspec",
+    "ModuleLoadError": "mock_broker.module_host",
+    "RefereeError": "mock_broker.referee",
+    "Violation": "mock_broker.referee",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'mock_broker' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

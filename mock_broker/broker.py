@@ -301,6 +301,20 @@ class MockBroker:
             raise OSError(box[0].errnum, box[0].errstr or "")
         return box[0].payload
 
+    def feasibility_check(self, jobspec: dict) -> str | None:
+        """Ask the scheduler whether *jobspec* could ever run
+        (``feasibility.check``); return None if so, else its error text."""
+        try:
+            self.rpc("feasibility.check", {"jobspec": jobspec})
+        except OSError as exc:
+            return exc.strerror or str(exc)
+        return None
+
+    def stats(self, module: str | None = None) -> dict:
+        """The module's ``<name>.stats-get`` response."""
+        link = self._module(module)
+        return self.rpc(f"{link.name}.stats-get", module=link.name)
+
     # -- broker services -----------------------------------------------------------
 
     def _service_add(self, link, msg) -> None:
@@ -467,4 +481,8 @@ def _describe(exc: BaseException | None) -> str:
     if exc is None:
         return "exited"
     text = str(exc) or type(exc).__name__
-    return text if isinstance(exc, (OSError, ValueError)) else f"{type(exc).__name__}: {text}"
+    return (
+        text
+        if isinstance(exc, (OSError, ValueError))
+        else f"{type(exc).__name__}: {text}"
+    )

@@ -302,7 +302,7 @@ class JobManager:
         """Limited mode: withdraw outstanding requests that unsent jobs outrank."""
         if not self.limit or not self.online:
             return
-        for head, tail in zip(self.queue, reversed(self.sent)):
+        for head, tail in zip(self.queue, reversed(self.sent), strict=False):
             if _order(head) < _order(tail):
                 self._send_cancel(tail)
             else:
@@ -612,7 +612,9 @@ class JobManager:
         hk = Housekeeping(job, list(ranks))
         self.housekeeping[job.id] = hk
         for delay, batch in plan:
-            self.broker.after(float(delay), lambda b=list(batch): self._release_batch(hk, b))
+            self.broker.after(
+                float(delay), lambda b=list(batch): self._release_batch(hk, b)
+            )
 
     def _release_batch(self, hk: Housekeeping, batch: list[int]) -> None:
         if self.housekeeping.get(hk.job.id) is not hk:

@@ -20,8 +20,9 @@ import os
 import sys
 import threading
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from mock_broker.reactor import Reactor
 

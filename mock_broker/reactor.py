@@ -18,7 +18,8 @@ from __future__ import annotations
 import heapq
 import itertools
 from collections import deque
-from typing import Any, Callable, Protocol
+from collections.abc import Callable
+from typing import Any, Protocol
 
 
 class Clock(Protocol):
@@ -49,8 +50,9 @@ class Reactor:
         self.stop_reason: str | None = None
         #: The exception that escaped a callback, if any.
         self.exception: BaseException | None = None
-        #: Number of callbacks dispatched, for statistics.
+        #: Number of callbacks dispatched and of iterations run.
         self.dispatched = 0
+        self.iterations = 0
         self.on_message: Callable[[Any], None] | None = None
 
     # -- registration -------------------------------------------------
@@ -122,6 +124,7 @@ class Reactor:
         """Run one loop iteration; return False once the reactor is stopped."""
         if self.stop_reason is not None:
             return False
+        self.iterations += 1
         for watcher in list(self._prepare.values()):
             if not self._invoke(watcher._fire):
                 return False

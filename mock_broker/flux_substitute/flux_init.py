@@ -15,4 +15,4 @@ def Flux(*args, **kwargs):
     return _Flux(*args, **kwargs)
 
 
-__all__ = ["core", "kvs", "rpc", "constants", "Flux"]
+__all__ = ["Flux"]

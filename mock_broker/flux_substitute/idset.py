@@ -136,7 +136,8 @@ class IDset:
 
     ``IDset(arg)`` accepts an RFC 22 string (``"1,3-5"``, ``"[0-3]"``,
     ``""``), a single non-negative int, an iterable of distinct
-    non-negative ints, or another :class:`IDset`.  A malformed string,
+    non-negative ints, an iterable of RFC 22 strings (decoded joined, in
+    sorted order, as flux-python does), or another :class:`IDset`.  A malformed string,
     a repeated id or a negative id raises :class:`ValueError`; an argument
     of the wrong type raises :class:`TypeError`.
 
@@ -171,6 +172,11 @@ class IDset:
     @staticmethod
     def _from_iterable(items: Iterable) -> tuple[list[int], list[int]]:
         ids = list(items)
+        if ids and all(isinstance(item, str) for item in ids):
+            # flux-python decodes ",".join(sorted(items)), so an iterable of
+            # RFC 22 strings works: Rv1Set matches an RFC 31 "ranks"
+            # constraint, an array of idset strings, with IDset(array).
+            return _parse(",".join(sorted(ids)))
         # plain ints are the norm; only vet element by element otherwise
         if set(map(type, ids)) - {int}:
             for n, item in enumerate(ids):

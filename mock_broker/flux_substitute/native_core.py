@@ -37,9 +37,7 @@ class _FFI:
     def new(self, ctype: str, init=None):
         if ctype.startswith("char[") and ctype.endswith("]"):
             return CharBuffer(int(ctype[5:-1]))
-        raise ValueError(
-            f"ffi.new({ctype!r}) is outside the substituted native layer"
-        )
+        raise ValueError(f"ffi.new({ctype!r}) is outside the substituted native layer")
 
     def cast(self, ctype: str, value):
         return value

@@ -1,0 +1,331 @@
+"""The referee: checks every alloc-protocol message against RFC 27 and the
+resource state, and reports violations with the transcript around them.
+
+Each check has a stable name (the ``kind`` of a :class:`Violation`), used by
+tests and the conformance kit:
+
+``unknown-response-type``, ``response-unknown-job``,
+``second-final-response``, ``annotation-after-final``,
+``annotate-without-annotations``, ``success-without-R``,
+``success-without-kvs-R``, ``R-nonexistent-resources``,
+``R-down-resources``, ``R-overlap``, ``R-does-not-match-request``,
+``unrequested-cancel``, ``unanswered-cancel``, ``error-response``,
+``malformed-response``, ``response-unknown-request``, ``module-exited``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from flux.idset import IDset
+from flux.job import JobID
+from flux.resource import Rv1Set
+from flux.resource.Rv1Pool import ResourceRequest
+
+from mock_broker.flux_substitute import constants
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One broken rule, where it happened, and the transcript around it."""
+
+    kind: str
+    text: str
+    time: float
+    seq: int
+    excerpt: str
+
+    def __str__(self) -> str:
+        return (
+            f"[{self.kind}] at t={self.time:.3f}: {self.text}\n"
+            f"transcript around #{self.seq}:\n{self.excerpt}"
+        )
+
+
+class RefereeError(AssertionError):
+    """Raised by :meth:`Referee.assert_clean` when violations were found."""
+
+
+def _rank_children(R: dict) -> dict[int, tuple[frozenset, frozenset]]:
+    held: dict[int, tuple[frozenset, frozenset]] = {}
+    for entry in (R.get("execution") or {}).get("R_lite", []):
+        children = entry.get("children") or {}
+        cores = frozenset(IDset(children.get("core", "")))
+        gpus = frozenset(IDset(children.get("gpu", "")))
+        for rank in IDset(entry.get("rank", "")):
+            held[rank] = (cores, gpus)
+    return held
+
+
+class Referee:
+    """Watches the job-manager/scheduler conversation of one broker."""
+
+    def __init__(self, broker):
+        self.broker = broker
+        self.violations: list[Violation] = []
+        self._last_seq = 0
+        self._open: set[int] = set()  # job ids with an alloc request open
+        self._cancels: dict[int, int] = {}  # job id -> seq of the first cancel
+        self._reported_unanswered: set[int] = set()
+        self._held: dict[int, dict[int, tuple[frozenset, frozenset]]] = {}
+        self._down_since: dict[int, int] = {}  # rank -> scheduler iteration
+
+    # -- reporting -------------------------------------------------------------
+
+    def note_seq(self, seq: int) -> None:
+        self._last_seq = seq
+
+    def violation(self, kind: str, text: str) -> Violation:
+        transcript = self.broker.transcript
+        seq = len(transcript) - 1
+        transcript.note("violation", "referee", f"{kind}: {text}")
+        v = Violation(kind, text, self.broker.elapsed, seq, transcript.excerpt(seq))
+        self.violations.append(v)
+        return v
+
+    def kinds(self) -> list[str]:
+        """The kinds of the violations found so far, in order."""
+        return [v.kind for v in self.violations]
+
+    def assert_clean(self) -> None:
+        """Raise :class:`RefereeError` listing every violation, if any."""
+        if self.violations:
+            raise RefereeError("\n\n".join(str(v) for v in self.violations))
+
+    # -- hooks called by the job-manager model -----------------------------------
+
+    def alloc_sent(self, job) -> None:
+        self._open.add(job.id)
+        self._cancels.pop(job.id, None)
+        self._reported_unanswered.discard(job.id)
+
+    def cancel_sent(self, job) -> None:
+        if job.id in self._open:
+            self._cancels.setdefault(job.id, len(self.broker.transcript))
+
+    def alloc_response(self, jobid, kind, payload, known, pending) -> bool:
+        """Check one alloc response; return False if it is not valid RFC 27."""
+        f58 = JobID(jobid).f58 if isinstance(jobid, int) and jobid >= 0 else jobid
+        if kind not in (0, 1, 2, 3):
+            self.violation(
+                "unknown-response-type", f"{f58}: alloc response type {kind}"
+            )
+            return False
+        if known is None:
+            self.violation(
+                "response-unknown-job", f"alloc response for {f58}, which is no job"
+            )
+            return False
+        if kind == 1:
+            if not isinstance(payload.get("annotations"), dict):
+                self.violation(
+                    "annotate-without-annotations",
+                    f"{f58}: ANNOTATE has no annotations",
+                )
+                return False
+            if jobid not in self._open:
+                self.violation(
+                    "annotation-after-final",
+                    f"{f58}: ANNOTATE after the request was finalized",
+                )
+                return False
+            return True
+        if jobid not in self._open:
+            self.violation(
+                "second-final-response",
+                f"{f58}: {('SUCCESS', '', 'DENY', 'CANCEL')[kind]} for a request "
+                "that was already answered (or never sent)",
+            )
+            return False
+        if kind == 3 and jobid not in self._cancels:
+            self.violation(
+                "unrequested-cancel",
+                f"{f58}: CANCEL response but no sched.cancel was sent",
+            )
+        self._open.discard(jobid)
+        self._cancels.pop(jobid, None)
+        if kind == 0:
+            return self._check_success(known, payload, pending is not None)
+        return True
+
+    def _check_success(self, job, payload, pending: bool) -> bool:
+        R = payload.get("R")
+        if not isinstance(R, dict):
+            self.violation("success-without-R", f"{job.f58}: SUCCESS carries no R")
+            return False
+        ok = True
+        key = f"{JobID(job.id).kvs}.R"
+        if key not in self.broker.kvs:
+            self.violation(
+                "success-without-kvs-R",
+                f"{job.f58}: SUCCESS before R was committed to the KVS ({key})",
+            )
+            ok = False
+        try:
+            children = _rank_children(R)
+        except (ValueError, TypeError) as exc:
+            self.violation(
+                "R-does-not-match-request", f"{job.f58}: R unreadable: {exc}"
+            )
+            return False
+        resources = self.broker.resources
+        missing = set(children) - resources.existing
+        if missing:
+            self.violation(
+                "R-nonexistent-resources",
+                f"{job.f58}: R uses ranks {IDset(sorted(missing))} that do not exist",
+            )
+            ok = False
+        else:
+            ok &= self._check_cores_exist(job, children)
+        ok &= self._check_down(job, children)
+        ok &= self._check_overlap(job, children)
+        ok &= self._check_request(job, children)
+        return ok
+
+    def _check_cores_exist(self, job, children) -> bool:
+        machine = self.broker.machine
+        for rank, (cores, gpus) in sorted(children.items()):
+            group = machine.group_of(rank)
+            if (
+                max(cores, default=-1) >= group.cores
+                or max(gpus, default=-1) >= group.gpus
+            ):
+                self.violation(
+                    "R-nonexistent-resources",
+                    f"{job.f58}: R uses cores {sorted(cores)} / gpus {sorted(gpus)} "
+                    f"on rank {rank}, which has {group.cores} cores, {group.gpus} gpus",
+                )
+                return False
+        return True
+
+    def _check_down(self, job, children) -> bool:
+        link = self.broker.scheduler
+        iteration = link.reactor.iterations if link is not None else 0
+        # A rank counts as down for the scheduler once it has had a full
+        # reactor iteration to take the "down" update in.
+        down = [
+            r
+            for r in children
+            if r in self._down_since and iteration > self._down_since[r] + 1
+        ]
+        if down:
+            self.violation(
+                "R-down-resources",
+                f"{job.f58}: R uses ranks {IDset(sorted(down))} the scheduler was "
+                "told are down",
+            )
+            return False
+        return True
+
+    def _check_overlap(self, job, children) -> bool:
+        clashes = []
+        for rank, (cores, gpus) in children.items():
+            for other, (ocores, ogpus) in self._held.get(rank, {}).items():
+                if other != job.id and (cores & ocores or gpus & ogpus):
+                    clashes.append((rank, other))
+        if clashes:
+            rank, other = clashes[0]
+            self.violation(
+                "R-overlap",
+                f"{job.f58}: R overlaps {JobID(other).f58} on rank {rank}"
+                + (f" and {len(clashes) - 1} more" if len(clashes) > 1 else ""),
+            )
+            return False
+        return True
+
+    def _check_request(self, job, children) -> bool:
+        try:
+            request = ResourceRequest.from_jobspec(job.jobspec)
+        except Exception as exc:  # noqa: BLE001 - any parse failure is a mismatch
+            self.violation(
+                "R-does-not-match-request",
+                f"{job.f58}: SUCCESS for a jobspec that cannot be parsed ({exc})",
+            )
+            return False
+        problems = []
+        nnodes = len(children)
+        if request.node_count is not None:
+            if nnodes < request.nnodes:
+                problems.append(f"{nnodes} nodes < {request.nnodes} requested")
+            if request.nnodes_max is not None and nnodes > request.nnodes_max:
+                problems.append(f"{nnodes} nodes > {request.nnodes_max} allowed")
+        ncores = sum(len(c) for c, _ in children.values())
+        ngpus = sum(len(g) for _, g in children.values())
+        need_cores = request.nslots * request.slot_size
+        need_gpus = request.nslots * request.gpu_per_slot
+        if ncores < need_cores:
+            problems.append(f"{ncores} cores < {need_cores} requested")
+        if ngpus < need_gpus:
+            problems.append(f"{ngpus} gpus < {need_gpus} requested")
+        if request.constraint:
+            allowed = set(
+                Rv1Set(self.broker.resources.R)
+                .copy_constraint(request.constraint)
+                .ranks()
+            )
+            outside = set(children) - allowed
+            if outside:
+                problems.append(
+                    f"ranks {IDset(sorted(outside))} violate the constraint"
+                )
+        if problems:
+            self.violation(
+                "R-does-not-match-request", f"{job.f58}: " + "; ".join(problems)
+            )
+            return False
+        return True
+
+    def job_started(self, job) -> None:
+        for rank, held in _rank_children(job.R).items():
+            self._held.setdefault(rank, {})[job.id] = held
+
+    def free_sent(self, jobid: int, R: dict, final: bool) -> None:
+        for rank in _rank_children(R):
+            owners = self._held.get(rank)
+            if owners is not None:
+                owners.pop(jobid, None)
+                if not owners:
+                    del self._held[rank]
+
+    def annotations_update(self, job, update) -> None:
+        """Annotations of a pending job; nothing to check beyond the type."""
+
+    def ranks_down(self, ranks) -> None:
+        link = self.broker.scheduler
+        iteration = link.reactor.iterations if link is not None else 0
+        for rank in ranks:
+            self._down_since.setdefault(rank, iteration)
+
+    def ranks_up(self, ranks) -> None:
+        for rank in ranks:
+            self._down_since.pop(rank, None)
+
+    def scheduler_restarted(self) -> None:
+        """A new scheduler instance starts from a clean protocol state."""
+        self._open.clear()
+        self._cancels.clear()
+        self._reported_unanswered.clear()
+        self._down_since = {r: -2 for r in self._down_since}
+
+    def quiescent(self) -> None:
+        """Nothing is ready: a cancel still unanswered now never will be,
+        unless the scheduler has a timer armed."""
+        if not self._cancels:
+            return
+        link = self.broker.scheduler
+        if link is not None and link.state == "reactor":
+            if link.reactor.busy() or link.reactor.next_timer_time() is not None:
+                return
+        for jobid in sorted(self._cancels):
+            if jobid in self._reported_unanswered or jobid not in self._open:
+                continue
+            self._reported_unanswered.add(jobid)
+            self.violation(
+                "unanswered-cancel",
+                f"{JobID(jobid).f58}: sched.cancel was never answered and the "
+                "scheduler is idle",
+            )
+
+
+__all__ = ["Referee", "RefereeError", "Violation", "constants"]
