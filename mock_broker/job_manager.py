@@ -188,17 +188,58 @@ class JobManager:
         return job.id
 
     def add_running(
-        self, R: dict, jobspec: dict, runtime: float | None = None, userid=1000
+        self,
+        R: dict,
+        jobspec: dict,
+        runtime: float | None = None,
+        userid=1000,
+        released=None,
+        release: list | None = None,
     ):
         """A job that was already running when the scenario starts: its R
-        is in the KVS and it will be reported in the scheduler's hello."""
-        jobid = self.submit(jobspec, runtime=runtime, userid=userid)
+        is in the KVS and it will be reported in the scheduler's hello.
+
+        With *released* (an idset or ranks of R), the job has already
+        ended and housekeeping has freed those ranks: the job is INACTIVE,
+        a later hello reports it with ``free`` (or, without ``partial-ok``,
+        drops it), and its other ranks are freed by the *release* plan
+        (``[delay, ranks]`` pairs, seconds from now), by default one rank
+        every ``release_after`` seconds, or all together after *runtime*
+        seconds if ``release_after`` is not set.
+        """
+        jobid = self.submit(jobspec, runtime=runtime, userid=userid, release=release)
         job = self.jobs[jobid]
         self.queue.discard(job)
         job.alloc_queued = False
         self.broker.kvs.put(f"{JobID(jobid).kvs}.R", R)
         self._start(job, copy.deepcopy(R))
+        if released is not None:
+            self._partially_released(job, sorted(IDset(released)))
         return jobid
+
+    def _partially_released(self, job: Job, freed: list[int]) -> None:
+        ranks = sorted(_ranks_of(job.R))
+        if not freed or set(freed) - set(ranks) or not set(ranks) - set(freed):
+            raise ValueError(
+                f"released ranks {IDset(freed)} must be some, not all, of the "
+                f"job's ranks {IDset(ranks)}"
+            )
+        job._end_token += 1  # it has ended already: drop the scheduled end
+        job.state, job.result, job.t_end = INACTIVE, "completed", self.broker.now
+        self.stats["completed"] += 1
+        hk = Housekeeping(job, [r for r in ranks if r not in freed], list(freed))
+        self.housekeeping[job.id] = hk
+        # The freed ranks are no longer held as far as the referee knows.
+        freed_R = Rv1Set(job.R).copy_ranks(IDset(freed)).to_dict()
+        self.broker.referee.free_sent(job.id, freed_R, final=False)
+        plan = job.release
+        if plan is None and self.release_after is not None:
+            plan = [
+                [self.release_after * (i + 1), [r]] for i, r in enumerate(hk.pending)
+            ]
+        elif plan is None:
+            plan = [[job.runtime, list(hk.pending)]]
+        self._schedule_batches(hk, plan)
 
     def cancel(self, jobid: int, note: str = "cancel by user") -> None:
         """The job's owner cancels it (``flux cancel``)."""
@@ -604,13 +645,16 @@ class JobManager:
         plan = job.release
         ranks = sorted(_ranks_of(job.R))
         if plan is None and self.release_after is not None and len(ranks) > 1:
-            plan = [[self.release_after * (i + 1), [r]] for i, r in enumerate(ranks)]
-            plan[0][0] = 0.0
+            # The first rank goes at once, then one every release_after s.
+            plan = [[self.release_after * i, [r]] for i, r in enumerate(ranks)]
         if not plan:
             self._send_free(job, job.R, final=True)
             return
         hk = Housekeeping(job, list(ranks))
         self.housekeeping[job.id] = hk
+        self._schedule_batches(hk, plan)
+
+    def _schedule_batches(self, hk: Housekeeping, plan: list) -> None:
         for delay, batch in plan:
             self.broker.after(
                 float(delay), lambda b=list(batch): self._release_batch(hk, b)

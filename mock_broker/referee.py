@@ -57,6 +57,13 @@ def _rank_children(R: dict) -> dict[int, tuple[frozenset, frozenset]]:
     return held
 
 
+def _ranks_in(R: dict) -> set[int]:
+    ranks: set[int] = set()
+    for entry in (R.get("execution") or {}).get("R_lite", []):
+        ranks.update(IDset(entry.get("rank", "")))
+    return ranks
+
+
 class Referee:
     """Watches the job-manager/scheduler conversation of one broker."""
 
@@ -68,6 +75,8 @@ class Referee:
         self._cancels: dict[int, int] = {}  # job id -> seq of the first cancel
         self._reported_unanswered: set[int] = set()
         self._held: dict[int, dict[int, tuple[frozenset, frozenset]]] = {}
+        self._checked: dict[int, dict] = {}  # job id -> R parsed at SUCCESS
+        self._requests: dict[int, ResourceRequest] = {}  # parsed jobspecs
         self._down_since: dict[int, int] = {}  # rank -> scheduler iteration
 
     # -- reporting -------------------------------------------------------------
@@ -163,6 +172,7 @@ class Referee:
             ok = False
         try:
             children = _rank_children(R)
+            self._checked[job.id] = children
         except (ValueError, TypeError) as exc:
             self.violation(
                 "R-does-not-match-request", f"{job.f58}: R unreadable: {exc}"
@@ -236,7 +246,10 @@ class Referee:
 
     def _check_request(self, job, children) -> bool:
         try:
-            request = ResourceRequest.from_jobspec(job.jobspec)
+            request = self._requests.get(job.id)
+            if request is None:
+                request = ResourceRequest.from_jobspec(job.jobspec)
+                self._requests[job.id] = request
         except Exception as exc:  # noqa: BLE001 - any parse failure is a mismatch
             self.violation(
                 "R-does-not-match-request",
@@ -277,11 +290,14 @@ class Referee:
         return True
 
     def job_started(self, job) -> None:
-        for rank, held in _rank_children(job.R).items():
+        self._requests.pop(job.id, None)
+        children = self._checked.pop(job.id, None) or _rank_children(job.R)
+        for rank, held in children.items():
             self._held.setdefault(rank, {})[job.id] = held
 
     def free_sent(self, jobid: int, R: dict, final: bool) -> None:
-        for rank in _rank_children(R):
+        self._checked.pop(jobid, None)
+        for rank in _ranks_in(R):
             owners = self._held.get(rank)
             if owners is not None:
                 owners.pop(jobid, None)

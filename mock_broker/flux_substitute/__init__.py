@@ -66,14 +66,15 @@ def native_flux_available() -> bool:
     if importlib.util.find_spec("_flux") is None:
         return False
     try:
-        importlib.import_module("_flux._core")
+        core = importlib.import_module("_flux._core")
     except ImportError:
         # The wheel's extension exists but libflux-core.so does not; forget
         # the half-imported namespace so the substitute can take its place.
         sys.modules.pop("_flux._core", None)
         sys.modules.pop("_flux", None)
         return False
-    return True
+    # Once install() has run, the import above finds the substitute.
+    return not getattr(core, "IS_SUBSTITUTE", False)
 
 
 def install() -> bool:

@@ -24,6 +24,7 @@ libflux, empty elements (``"1,,2"``, a trailing comma) are skipped.
 from __future__ import annotations
 
 import bisect
+import functools
 import numbers
 import operator
 import re
@@ -65,6 +66,8 @@ IDsetLike = Union["IDset", str, int, Iterable[int]]
 
 
 def _check_flags(flags: int) -> int:
+    if flags.__class__ is int and not flags & ~_VALID_FLAGS:
+        return flags
     if not isinstance(flags, numbers.Integral) or flags & ~_VALID_FLAGS:
         raise ValueError(
             f"IDset flags must combine IDSET_FLAG_RANGE and IDSET_FLAG_BRACKETS, "
@@ -75,6 +78,18 @@ def _check_flags(flags: int) -> int:
 
 def _parse(text: str) -> tuple[list[int], list[int]]:
     """Turn an RFC 22 string into sorted, disjoint, non-adjacent ranges."""
+    los, his = _parse_cached(text)
+    return list(los), list(his)
+
+
+@functools.lru_cache(maxsize=8192)
+def _parse_cached(text: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    # Schedulers parse the same few strings ("0-3", "0") over and over.
+    los, his = _parse_uncached(text)
+    return tuple(los), tuple(his)
+
+
+def _parse_uncached(text: str) -> tuple[list[int], list[int]]:
     body = text
     if len(body) >= 2 and body[0] == "[" and body[-1] == "]":
         body = body[1:-1]
@@ -136,10 +151,11 @@ class IDset:
 
     ``IDset(arg)`` accepts an RFC 22 string (``"1,3-5"``, ``"[0-3]"``,
     ``""``), a single non-negative int, an iterable of distinct
-    non-negative ints, an iterable of RFC 22 strings (decoded joined, in
-    sorted order, as flux-python does), or another :class:`IDset`.  A malformed string,
-    a repeated id or a negative id raises :class:`ValueError`; an argument
-    of the wrong type raises :class:`TypeError`.
+    non-negative ints, an iterable of RFC 22 strings (sorted, joined with
+    commas and decoded, as flux-python does), or another :class:`IDset`.
+    A malformed string, a repeated id or a negative id raises
+    :class:`ValueError`; an argument of the wrong type raises
+    :class:`TypeError`.
 
     *flags* sets how :func:`str` renders the set (see :meth:`encode`); the
     default gives ranges without brackets, e.g. ``"0-3,7"``.  Results of

@@ -8,12 +8,15 @@ and the KVS directory form (``job.0000.0000.0000.0000``).  The mnemonic
 
 from __future__ import annotations
 
+import functools
+
 _F58_ALPHABET = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 _F58_VALUE = {c: i for i, c in enumerate(_F58_ALPHABET)}
 _F58_PREFIXES = ("ƒ", "f")
 _MAX_ID = (1 << 64) - 1
 
 
+@functools.lru_cache(maxsize=65536)
 def _encode_f58(value: int) -> str:
     digits = []
     while True:

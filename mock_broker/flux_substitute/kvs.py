@@ -18,6 +18,31 @@ def _path_join(base: str, key: str) -> str:
     return f"{base.rstrip('.')}.{key}"
 
 
+class _EncodedPut:
+    """A put whose value is already JSON text (encoded once, at put time)."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, key: str, value):
+        self.text = (
+            '{"op":"put","key":'
+            + json.dumps(key)
+            + ',"value":'
+            + json.dumps(value, separators=(",", ":"), allow_nan=False)
+            + "}"
+        )
+
+
+def _encode_ops(ops: list) -> str:
+    parts = [
+        op.text
+        if isinstance(op, _EncodedPut)
+        else json.dumps(op, separators=(",", ":"))
+        for op in ops
+    ]
+    return "[" + ",".join(parts) + "]"
+
+
 class KVSTxn:
     """A KVS transaction: a list of operations committed together."""
 
@@ -28,16 +53,16 @@ class KVSTxn:
         self.ops: list[dict] = []
 
     def put(self, key, value, raw=False):
-        """Store *value* (JSON-encodable, or bytes/str with ``raw=True``)."""
+        """Store *value* (JSON-encodable, or bytes/str with ``raw=True``).
+
+        The value is encoded now, as libflux does, so later changes to the
+        caller's object do not reach the KVS.
+        """
         if raw:
             text = value.decode() if isinstance(value, bytes) else str(value)
             op = {"op": "put", "key": _path_join(self.path, key), "raw": text}
         else:
-            op = {
-                "op": "put",
-                "key": _path_join(self.path, key),
-                "value": json.loads(json.dumps(value, allow_nan=False)),
-            }
+            op = _EncodedPut(_path_join(self.path, key), value)
         self.ops.append(op)
 
     def mkdir(self, key):
@@ -96,10 +121,10 @@ def commit_async(flux_handle, flags: int = 0, namespace=None, _kvstxn=None):
     """Send the transaction to the KVS; return a future for its completion."""
     txn = _kvstxn if _kvstxn is not None else _implicit_txn(flux_handle)
     ops, txn.ops = txn.ops, []
-    payload = {"ops": ops, "flags": flags}
+    payload = '{"ops":' + _encode_ops(ops) + ',"flags":' + str(int(flags))
     if namespace is not None:
-        payload["namespace"] = namespace
-    return flux_handle.rpc("kvs.commit", payload)
+        payload += ',"namespace":' + json.dumps(namespace)
+    return flux_handle.rpc("kvs.commit", payload + "}")
 
 
 def commit(flux_handle, flags: int = 0, namespace=None, _kvstxn=None):
