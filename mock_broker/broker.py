@@ -204,6 +204,10 @@ class MockBroker:
         detail = "ok" if link.exit_error is None else _describe(link.exit_error)
         self.transcript.note("event", link.name, f"module exited: {detail}")
         was_scheduler = self.services.get("sched") is link
+        if was_scheduler and link.exit_error is not None:
+            self.referee.violation(
+                "module-exited", f"scheduler {link.name} exited: {detail}"
+            )
         for service in list(link.services):
             self.services.pop(service, None)
         self.resources.forget(link)

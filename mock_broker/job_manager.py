@@ -401,6 +401,9 @@ class JobManager:
         if not msg.flags & 2:  # FLUX_RPC_STREAMING
             self.broker.respond_error(link, msg, errno.EPROTO, "hello must stream")
             return
+        # A new scheduler instance: the referee forgets the old one's
+        # requests and counts ranks already down as known to it.
+        self.broker.referee.scheduler_restarted()
         for job in sorted(self.jobs.values(), key=lambda j: j.id):
             if job.has_resources and job.id not in self.housekeeping:
                 self.broker.respond(link, msg, self._hello_payload(job))
@@ -417,6 +420,8 @@ class JobManager:
                 )
                 del self.housekeeping[jobid]
                 hk.job.has_resources = False
+                # Its ranks are free again: the referee must not see them held.
+                self.broker.referee.free_sent(jobid, hk.job.R, final=True)
                 continue
             payload = self._hello_payload(hk.job)
             if hk.freed:
@@ -504,8 +509,11 @@ class JobManager:
                 return
             R.pop("scheduling", None)
             if job is None:
-                # flux-core frees resources of a job it no longer waits for.
-                self._send_free_R(jobid, R, final=True)
+                # flux-core (alloc.c) frees at once the resources of a job it
+                # no longer waits for, with a direct sched.free that does not
+                # wait for the interface to be up.
+                if self.link is not None:
+                    self._send_free_R(jobid, R, final=True)
                 return
             if job.has_resources:
                 self._teardown("SUCCESS for a job that holds resources (EEXIST)")

@@ -9,23 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from mock_broker.flux_substitute.idset import IDset
+
 
 def _idset(ids) -> str:
     """Encode integers as an RFC 22 range string ("0-3,7")."""
-    ids = sorted(set(ids))
-    parts = []
-    start = prev = None
-    for i in ids:
-        if start is None:
-            start = prev = i
-        elif i == prev + 1:
-            prev = i
-        else:
-            parts.append(f"{start}-{prev}" if prev > start else str(start))
-            start = prev = i
-    if start is not None:
-        parts.append(f"{start}-{prev}" if prev > start else str(start))
-    return ",".join(parts)
+    return str(IDset(sorted(set(ids))))
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,282 @@
+"""Hosting scheduler modules: the seed example runs, and every way a module
+can fail to load gives one ModuleLoadError naming the module and the cause."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+from mock_broker_helpers import SEED, elapsed, sched, whole_nodes
+
+from mock_broker.machine import Machine
+from mock_broker.module_host import ModuleLoadError
+
+# -- the seed guide's minimal scheduler -------------------------------------
+
+
+def test_seed_minimal_runs_three_jobs_on_two_nodes(make_broker):
+    b = make_broker(Machine.uniform(2, 4))
+    link = b.load(SEED)
+    assert link.name == "seed_minimal"
+    assert list(b.modules) == ["seed_minimal"]
+    assert b.scheduler is link  # it registered the "sched" service
+    ids = [b.jobs.submit(whole_nodes(1, duration=100), runtime=50) for _ in range(3)]
+    b.run()
+    jobs = [b.jobs.job(j) for j in ids]
+    assert [j.state for j in jobs] == ["INACTIVE"] * 3
+    assert [j.result for j in jobs] == ["completed"] * 3
+    assert [elapsed(b, j.t_run) for j in jobs] == [0.0, 0.0, 50.0]
+    assert [elapsed(b, j.t_end) for j in jobs] == [50.0, 50.0, 100.0]
+    # the third starts at exactly the virtual time the first ends, on its node
+    assert jobs[2].t_run == jobs[0].t_end
+    assert jobs[2].R["execution"]["R_lite"] == jobs[0].R["execution"]["R_lite"]
+    assert b.referee.violations == []
+
+
+def test_module_startup_sequence_is_the_rfc27_one(make_broker):
+    b = make_broker(Machine.uniform(2, 4))
+    b.load(SEED)
+    requests = [
+        e.topic
+        for e in b.transcript.entries()
+        if e.kind == "msg" and e.source == "seed_minimal" and "(" not in e.topic
+    ]
+    assert requests == [
+        "service.add",
+        "service.add",
+        "resource.acquire",
+        "job-manager.sched-hello",
+        "job-manager.sched-ready",
+    ]
+    assert b.services["sched"] is b.services["feasibility"] is b.scheduler
+
+
+# -- load failures ----------------------------------------------------------
+
+
+def write(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text))
+    return str(path)
+
+
+def load_error(b, target, args=()) -> str:
+    with pytest.raises(ModuleLoadError) as info:
+        b.load(target, args)
+    assert b.modules == {}
+    assert b.scheduler is None
+    return str(info.value)
+
+
+def test_missing_file(make_broker, tmp_path):
+    b = make_broker()
+    missing = str(tmp_path / "no_such_sched.py")
+    assert load_error(b, missing) == f"{missing}: No such file or directory"
+
+
+def test_syntax_error(make_broker, tmp_path):
+    path = write(
+        tmp_path,
+        "typo_sched.py",
+        """\
+        from flux.scheduler import Scheduler
+
+        class Typo(Scheduler)
+            pass
+        """,
+    )
+    text = load_error(make_broker(), path)
+    assert text.startswith("typo_sched: syntax error in ")
+    assert path in text
+    assert "line 3" in text
+
+
+def test_import_error_names_the_module_and_exception(make_broker, tmp_path):
+    path = write(tmp_path, "needs_dep.py", "import no_such_dependency_xyz\n")
+    text = load_error(make_broker(), path)
+    assert text.startswith("needs_dep: error importing ")
+    assert "ModuleNotFoundError" in text
+    assert "no_such_dependency_xyz" in text
+
+
+def test_no_entry_point(make_broker, tmp_path):
+    path = write(tmp_path, "empty_sched.py", "X = 1\n")
+    assert (
+        load_error(make_broker(), path)
+        == "empty_sched: no mod_main() or BrokerModule subclass found"
+    )
+
+
+def test_several_classes_and_no_mod_main(make_broker):
+    text = load_error(make_broker(), sched("hosting_faults.py"))
+    assert text.startswith("hosting_faults: multiple BrokerModule subclasses found (")
+    assert "RaisesInInit" in text and "define mod_main()" in text
+
+
+def test_single_subclass_without_mod_main_is_the_entry_point(make_broker, tmp_path):
+    path = write(
+        tmp_path,
+        "lone_sched.py",
+        """\
+        import flux.scheduler
+
+        class Lone(flux.scheduler.Scheduler):
+            pass
+        """,
+    )
+    b = make_broker()
+    link = b.load(path)
+    assert link.name == "lone_sched" and b.scheduler is link
+
+
+def test_imported_base_class_counts_as_a_second_subclass(make_broker, tmp_path):
+    # Upstream resolve_entry_point() behaviour, reproduced: the imported
+    # Scheduler is itself a BrokerModule subclass in the module namespace.
+    path = write(
+        tmp_path,
+        "two_sched.py",
+        """\
+        from flux.scheduler import Scheduler
+
+        class Lone(Scheduler):
+            pass
+        """,
+    )
+    assert load_error(make_broker(), path) == (
+        "two_sched: multiple BrokerModule subclasses found (Scheduler, Lone); "
+        "define mod_main()"
+    )
+
+
+def test_unknown_argument_is_refused_by_the_base_class(make_broker):
+    text = load_error(
+        make_broker(), sched("hosting_faults.py:ParsesOwnArgs"), ["bogus=1"]
+    )
+    assert text == (
+        "hosting_faults: unknown argument 'bogus=1': "
+        "built-in options are queue-depth, log-level, pool-class"
+    )
+
+
+def test_own_and_builtin_arguments_are_accepted(make_broker):
+    b = make_broker()
+    link = b.load(
+        sched("hosting_faults.py:ParsesOwnArgs"),
+        ["weight=3", "queue-depth=4", "log-level=debug"],
+    )
+    assert link.args == ["weight=3", "queue-depth=4", "log-level=debug"]
+    ready = [
+        e.to_dict()["payload"]
+        for e in b.transcript.entries()
+        if e.topic == "job-manager.sched-ready"
+    ]
+    assert ready == [{"mode": "limited", "limit": 4}]
+
+
+def test_seed_scheduler_without_init_does_not_check_arguments(make_broker):
+    # Upstream behaviour, reproduced: Scheduler.__init_subclass__ installs
+    # the unknown-argument check only on classes that define __init__, so
+    # the seed guide's scheduler loads with an argument nobody reads.
+    b = make_broker()
+    link = b.load(SEED, ["bogus=1"])
+    assert link.running and b.scheduler is link
+
+
+def test_invalid_builtin_argument(make_broker):
+    assert load_error(make_broker(), SEED, ["queue-depth=0"]) == (
+        "seed_minimal: queue-depth='0' is invalid: "
+        "expected a positive integer or 'unlimited'"
+    )
+
+
+def test_exception_in_init(make_broker):
+    text = load_error(make_broker(), sched("hosting_faults.py:RaisesInInit"))
+    assert text == (
+        "hosting_faults: RuntimeError: cannot read policy file /etc/policy.toml"
+    )
+
+
+def test_module_that_returns_before_running(make_broker):
+    assert (
+        load_error(make_broker(), sched("hosting_faults.py:QuitsAtOnce"))
+        == "hosting_faults: exited"
+    )
+
+
+def test_missing_class(make_broker):
+    target = sched("seed_minimal.py:NoSuchClass")
+    assert load_error(make_broker(), target) == (
+        f"seed_minimal: no class 'NoSuchClass' in {sched('seed_minimal.py')}"
+    )
+
+
+def test_empty_class_name(make_broker):
+    assert load_error(make_broker(), SEED + ":") == (
+        f"{SEED}:: empty class name after ':'"
+    )
+
+
+def test_missing_dotted_module(make_broker):
+    assert load_error(make_broker(), "no_such_pkg_xyz.sched") == (
+        "no_such_pkg_xyz.sched: module not found (No module named 'no_such_pkg_xyz')"
+    )
+
+
+def test_load_twice(make_broker):
+    b = make_broker()
+    b.load(SEED)
+    with pytest.raises(
+        ModuleLoadError, match="^seed_minimal: module is already loaded$"
+    ):
+        b.load(SEED)
+
+
+# -- the forms a module can be named by --------------------------------------
+
+
+@pytest.fixture
+def package(tmp_path, monkeypatch):
+    """An importable package ``tsched_pkg`` holding ``policy.py``."""
+    pkg = tmp_path / "tsched_pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "policy.py").write_text(Path(SEED).read_text())
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield "tsched_pkg.policy"
+
+
+def run_one_job(b) -> str:
+    jid = b.jobs.submit(whole_nodes(1), runtime=5)
+    b.run()
+    return b.jobs.job(jid).result
+
+
+def test_load_dotted_module(make_broker, package):
+    b = make_broker(Machine.uniform(1, 4))
+    link = b.load(package)
+    assert link.name == "policy"
+    assert run_one_job(b) == "completed"
+
+
+def test_load_dotted_module_with_class(make_broker, package):
+    b = make_broker(Machine.uniform(1, 4))
+    link = b.load(f"{package}:SimpleScheduler")
+    assert link.name == "policy"
+    assert run_one_job(b) == "completed"
+
+
+def test_load_path_with_class(make_broker):
+    b = make_broker(Machine.uniform(1, 4))
+    link = b.load(sched("broken.py:Placing"))
+    assert link.name == "broken"
+    assert run_one_job(b) == "completed"
+    assert b.referee.violations == []
+
+
+def test_load_with_explicit_name(make_broker):
+    b = make_broker(Machine.uniform(1, 4))
+    link = b.load(SEED, name="sched-mine")
+    assert link.name == "sched-mine" and list(b.modules) == ["sched-mine"]
+    assert b.stats("sched-mine")["sched_passes"] == 0
+    assert run_one_job(b) == "completed"

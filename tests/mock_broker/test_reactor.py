@@ -1,0 +1,219 @@
+"""The virtual-time reactor: what scheduler code sees of time and
+randomness, timers, watcher ordering, and the clock's jumps."""
+
+from __future__ import annotations
+
+import random
+import re
+import time
+
+import pytest
+from mock_broker_helpers import SEED, elapsed, messages, sched, whole_nodes
+
+from mock_broker import clock as clock_module
+from mock_broker.broker import BrokerStalled
+from mock_broker.clock import EPOCH, MONOTONIC_BASE
+from mock_broker.machine import Machine
+
+PROBE_LINE = re.compile(r"schedule time=(\S+) monotonic=(\S+) random=(\S+)")
+
+
+def probe_records(b) -> list[tuple[float, float, float, float]]:
+    """(elapsed, time.time(), time.monotonic(), random.random()) per schedule()."""
+    out = []
+    for when, name, _level, text in b.logs:
+        m = PROBE_LINE.fullmatch(text)
+        if m and name == "clock_probe":
+            out.append((when, *(float(x) for x in m.groups())))
+    return out
+
+
+def run_probe(make_broker, seed=0, epoch=EPOCH):
+    b = make_broker(Machine.uniform(1, 4), seed=seed, epoch=epoch)
+    b.load(sched("clock_probe.py"))
+    b.jobs.submit(whole_nodes(1), runtime=30)
+    b.jobs.submit(whole_nodes(1), runtime=45)
+    b.run()
+    return b, probe_records(b)
+
+
+# -- time as scheduler code sees it -------------------------------------------
+
+
+def test_time_functions_inside_scheduler_follow_the_virtual_clock(make_broker):
+    b, records = run_probe(make_broker)
+    # schedule() runs when the jobs arrive (t=0) and when the first ends (t=30)
+    assert [r[0] for r in records] == [0.0, 30.0]
+    assert [r[1] for r in records] == [EPOCH, EPOCH + 30.0]
+    assert [r[2] for r in records] == [MONOTONIC_BASE, MONOTONIC_BASE + 30.0]
+    assert b.elapsed == 75.0 and b.now == EPOCH + 75.0
+
+
+def test_epoch_is_configurable(make_broker):
+    b, records = run_probe(make_broker, epoch=1_000_000.0)
+    assert [r[1] for r in records] == [1_000_000.0, 1_000_030.0]
+    # monotonic time counts from the start of the broker, whatever the epoch
+    assert [r[2] for r in records] == [MONOTONIC_BASE, MONOTONIC_BASE + 30.0]
+
+
+def test_time_outside_the_broker_is_real(make_broker):
+    b, _ = run_probe(make_broker)
+    assert abs(time.time() - clock_module._real_time()) < 5.0
+    assert abs(time.monotonic() - clock_module._real_monotonic()) < 5.0
+    assert clock_module._active == []  # no broker clock is active now
+    assert b.now == EPOCH + 75.0
+
+
+def test_pool_stamps_virtual_time_into_R(make_broker):
+    # Rv1Pool computes a job's end from time.time() + duration; the stamping
+    # scheduler puts time.time() into R: both must be virtual.
+    b = make_broker(Machine.uniform(1, 4))
+    b.load(sched("expiring.py"))
+    b.run_for(12.0)
+    jid = b.jobs.submit(whole_nodes(1, duration=100), runtime=10)
+    b.run()
+    R = b.jobs.job(jid).R
+    assert R["execution"]["starttime"] == EPOCH + 12.0
+    assert R["execution"]["expiration"] == EPOCH + 112.0
+
+
+# -- seeded randomness ----------------------------------------------------------
+
+
+def test_random_is_seeded_per_broker(make_broker):
+    _, first = run_probe(make_broker, seed=7)
+    _, again = run_probe(make_broker, seed=7)
+    _, other = run_probe(make_broker, seed=8)
+    draws = [r[3] for r in first]
+    assert len(draws) == 2 and draws[0] != draws[1]
+    assert [r[3] for r in again] == draws
+    assert [r[3] for r in other] != draws
+
+
+def test_broker_random_is_seeded(make_broker):
+    a = make_broker(seed=3).random.random()
+    b = make_broker(seed=3).random.random()
+    assert a == b == random.Random(3).random()
+
+
+# -- timers ---------------------------------------------------------------------------
+
+
+def test_one_shot_timers_and_reset(make_broker):
+    b = make_broker()
+    b.load(sched("watcher_probe.py:TimerProbe"))
+    b.run()
+    fired = b.rpc("watcher_probe.report")["fired"]
+    assert fired == [
+        ["b", 3.0],  # one-shot at 3
+        ["r", 7.0],  # repeating every 7, stopped after its third firing
+        ["r", 14.0],
+        ["r", 21.0],
+        ["a", 23.0],  # armed for 10, but reset(after=20) at t=3 re-armed it
+        ["a", 28.0],  # a one-shot re-armed from its own callback
+    ]
+    assert b.elapsed == 28.0  # nothing armed after that: run() returns
+
+
+def test_reactor_iteration_order(make_broker):
+    b = make_broker()
+    link = b.load(sched("watcher_probe.py:OrderProbe"))
+    answers = []
+    b.send_request(link, "watcher_probe.ping", {}, on_response=answers.append)
+    b.run()
+    assert len(answers) == 1
+    order = b.rpc("watcher_probe.report")["order"]
+    # documented in mock_broker/reactor.py: prepare, timers, messages,
+    # future continuations, idle, check; then the next iteration
+    assert order == [
+        "prepare",
+        "timer",
+        "message",
+        "continuation",
+        "idle",
+        "check",
+        "prepare",
+        "idle",
+        "check",
+    ]
+
+
+def test_active_idle_watcher_holds_the_clock(make_broker):
+    b = make_broker()
+    b.load(sched("watcher_probe.py:IdleProbe"))
+    b.run()
+    report = b.rpc("watcher_probe.report")
+    assert report["idle"] == [0.0] * 5  # five iterations, no time passed
+    assert report["timer"] == 1.0  # then the clock jumps to the timer
+
+
+def test_generator_schedule_takes_one_reactor_iteration_per_yield(make_broker):
+    b = make_broker(Machine.uniform(4, 4))
+    b.load(sched("seed_generator.py"))
+    ids = [b.jobs.submit(whole_nodes(1), runtime=10) for _ in range(4)]
+    b.run_until_quiet()
+    assert all(b.jobs.job(j).state == "RUN" for j in ids)
+    stats = b.stats()
+    assert stats["sched_yields"] == 4 and stats["sched_passes"] == 1
+    b.run()
+    assert [elapsed(b, b.jobs.job(j).t_end) for j in ids] == [10.0] * 4
+
+
+# -- the clock jumps ------------------------------------------------------------------
+
+
+def test_clock_jumps_straight_to_the_next_event(make_broker):
+    b = make_broker(Machine.uniform(1, 4))
+    b.load(SEED)
+    jid = b.jobs.submit(whole_nodes(1), runtime=1_000_000.0)
+    started = time.perf_counter()
+    b.run()
+    assert time.perf_counter() - started < 2.0
+    assert b.elapsed == 1_000_000.0
+    assert elapsed(b, b.jobs.job(jid).t_end) == 1_000_000.0
+    # nothing happened in between: alloc at 0, free at 10^6
+    times = [m["t"] for m in messages(b) if m["topic"].startswith("sched.")]
+    assert times == [0.0, 0.0, 1_000_000.0]
+
+
+def test_run_until_stops_exactly_there(make_broker):
+    b = make_broker(Machine.uniform(1, 4))
+    b.load(SEED)
+    jid = b.jobs.submit(whole_nodes(1), runtime=100)
+    b.run_until(EPOCH + 40.0)
+    assert b.elapsed == 40.0 and b.jobs.job(jid).state == "RUN"
+    b.run_for(60.0)
+    assert b.elapsed == 100.0 and b.jobs.job(jid).state == "INACTIVE"
+    b.run_for(5.0)  # nothing to do: the clock still moves to the end
+    assert b.elapsed == 105.0
+
+
+def test_run_until_condition(make_broker):
+    b = make_broker(Machine.uniform(1, 4))
+    b.load(SEED)
+    first = b.jobs.submit(whole_nodes(1), runtime=30)
+    second = b.jobs.submit(whole_nodes(1), runtime=30)
+    assert b.run_until_condition(lambda: b.jobs.job(second).state == "RUN")
+    assert b.elapsed == 30.0 and b.jobs.job(first).state == "INACTIVE"
+    # the next event (the second job's end, t=60) lies past the timeout
+    assert not b.run_until_condition(lambda: False, timeout=10.0)
+    assert b.elapsed == 30.0 and b.jobs.job(second).state == "RUN"
+
+
+def test_run_raises_when_work_never_ends(make_broker, tmp_path):
+    path = tmp_path / "ticker.py"
+    path.write_text(
+        "from flux.brokermod import BrokerModule\n"
+        "class Ticker(BrokerModule):\n"
+        "    def __init__(self, h, *args):\n"
+        "        super().__init__(h, *args)\n"
+        "        self.t = h.timer_watcher_create(1.0, lambda *a: None, repeat=1.0)\n"
+        "        self.t.start()\n"
+        "def mod_main(h, *args):\n"
+        "    Ticker(h, *args).run()\n"
+    )
+    b = make_broker()
+    b.load(str(path))
+    with pytest.raises(BrokerStalled, match="still busy after 20.0 virtual seconds"):
+        b.run(limit=20.0)
+    assert b.elapsed == 20.0
