@@ -24,6 +24,8 @@ from collections.abc import Sequence
 #: Subcommand name -> module implementing it.  Add new subcommands here.
 COMMANDS: dict[str, str] = {
     "version": "flux_schedkit.commands.version",
+    "run": "flux_schedkit.commands.run",
+    "scenarios": "flux_schedkit.commands.scenarios",
 }
 
 

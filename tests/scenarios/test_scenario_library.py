@@ -1,0 +1,108 @@
+"""Every library scenario passes against the seed guide's minimal scheduler,
+and the ones that can tell a faulty scheduler apart do."""
+
+from __future__ import annotations
+
+import pytest
+
+from mock_broker.scenario_file import library_paths, load_scenario, run_scenario
+
+LIBRARY = library_paths()
+
+
+def _by_name(name: str):
+    return next(p for p in LIBRARY if p.stem == name)
+
+
+def test_library_covers_the_rfc27_sequences():
+    names = {p.stem for p in LIBRARY}
+    assert names >= {
+        "hello-running-jobs",
+        "hello-partial-free",
+        "partial-free-release-after",
+        "cancel-pending-job",
+        "limited-mode-withdrawal",
+        "annotation-clearing",
+        "priority-change-and-hold",
+        "expiration-update",
+        "scheduler-restart",
+        "drain-undrain",
+        "shrink",
+        "deny-infeasible",
+        "feasibility-check",
+    }
+
+
+@pytest.mark.parametrize("path", LIBRARY, ids=lambda p: p.stem)
+def test_library_scenario_passes_against_seed_minimal(path, seed):
+    result = run_scenario(path, seed)
+    assert result.passed, "\n".join(result.reasons())
+
+
+@pytest.mark.parametrize("path", LIBRARY, ids=lambda p: p.stem)
+def test_library_scenario_is_documented_and_names_no_scheduler(path):
+    scenario = load_scenario(path)
+    assert len(scenario.description) > 100
+    # The library must work with whatever --scheduler the user names.
+    assert scenario.scheduler_path is None
+
+
+def test_annotation_clearing_passes_with_an_annotating_scheduler(scheduler_path):
+    result = run_scenario(
+        _by_name("annotation-clearing"),
+        scheduler_path("annotating.py:AnnotatingScheduler"),
+    )
+    assert result.passed, "\n".join(result.reasons())
+
+
+def test_annotation_clearing_catches_stale_annotations(scheduler_path):
+    result = run_scenario(
+        _by_name("annotation-clearing"),
+        scheduler_path("annotating.py:StaleAnnotationsScheduler"),
+    )
+    assert not result.passed
+    assert result.violations == []
+    assert len(result.failures) == 1
+    assert "sched.reason_pending" in result.failures[0]
+    assert result.failures[0].startswith("expect.jobs.later: annotations_absent")
+
+
+def test_hello_running_jobs_catches_a_scheduler_that_ignores_hello(scheduler_path):
+    result = run_scenario(
+        _by_name("hello-running-jobs"), scheduler_path("forgetful_hello.py")
+    )
+    assert not result.passed
+    assert [v.kind for v in result.violations] == ["R-overlap"]
+
+
+@pytest.mark.parametrize(
+    "scheduler",
+    ["seed_generator.py", "annotating.py", "expiring.py:ExpiringScheduler"],
+)
+def test_library_passes_against_other_correct_schedulers(scheduler, scheduler_path):
+    for path in LIBRARY:
+        result = run_scenario(path, scheduler_path(scheduler))
+        assert result.passed, f"{path.stem}: " + "\n".join(result.reasons())
+
+
+# (scenario, faulty scheduler, violation kinds the referee must report)
+FAULTS = [
+    ("cancel-pending-job", "broken.py:IgnoresCancel", ["unanswered-cancel"]),
+    ("limited-mode-withdrawal", "broken.py:IgnoresCancel", ["unanswered-cancel"]),
+    ("priority-change-and-hold", "broken.py:IgnoresCancel", ["unanswered-cancel"]),
+    ("drain-undrain", "broken.py:IgnoresDown", ["R-down-resources"]),
+    ("hello-running-jobs", "forgetful_hello.py", ["R-overlap"]),
+    ("scheduler-restart", "forgetful_hello.py", ["R-overlap"]),
+    ("hello-partial-free", "no_partial.py", []),
+]
+
+
+@pytest.mark.parametrize(
+    "name, scheduler, kinds", FAULTS, ids=[f"{n}-{s}" for n, s, _ in FAULTS]
+)
+def test_library_scenario_catches_the_fault_it_is_about(
+    name, scheduler, kinds, scheduler_path
+):
+    result = run_scenario(_by_name(name), scheduler_path(scheduler))
+    assert not result.passed
+    assert [v.kind for v in result.violations] == kinds
