@@ -26,6 +26,7 @@ COMMANDS: dict[str, str] = {
     "version": "flux_schedkit.commands.version",
     "run": "flux_schedkit.commands.run",
     "scenarios": "flux_schedkit.commands.scenarios",
+    "selfcheck": "flux_schedkit.commands.selfcheck",
 }
 
 
