@@ -289,3 +289,29 @@ def test_kept_modules_load_from_the_wheel():
 
     rv1set_module = importlib.import_module("flux.resource.Rv1Set")
     assert rv1set_module.IDset is mock_broker.flux_substitute.idset.IDset
+
+
+def test_nothing_is_installed_over_a_native_libflux(tmp_path):
+    # A stand-in for a real, libflux-backed _flux._core, first on sys.path:
+    # install() must see it, leave sys.meta_path alone and report False.
+    native = tmp_path / "_flux"
+    native.mkdir()
+    (native / "_core.py").write_text("ffi = lib = object()\n")
+    code = (
+        "import sys\n"
+        f"sys.path.insert(0, {str(tmp_path)!r})\n"
+        "from mock_broker import flux_substitute\n"
+        "before = list(sys.meta_path)\n"
+        "assert flux_substitute.install() is False\n"
+        "assert sys.meta_path == before\n"
+        "assert 'flux' not in sys.modules\n"
+        "print('native kept')\n"
+    )
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "native kept"
