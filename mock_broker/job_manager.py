@@ -23,84 +23,29 @@ from __future__ import annotations
 
 import copy
 import errno
-from dataclasses import dataclass, field
 
 from flux.idset import IDset
 from flux.job import JobID
-from flux.resource import Rv1Set
 from sortedcontainers import SortedList
 
 from mock_broker.annotations import merge_annotations
-
-SCHED, RUN, CLEANUP, INACTIVE = "SCHED", "RUN", "CLEANUP", "INACTIVE"
-
-ALLOC_SUCCESS, ALLOC_ANNOTATE, ALLOC_DENY, ALLOC_CANCEL = 0, 1, 2, 3
-
-PRIORITY_MIN = 0
-PRIORITY_MAX = 4294967295
-URGENCY_HOLD = 0
-URGENCY_DEFAULT = 16
-URGENCY_EXPEDITE = 31
-
-
-def priority_from_urgency(urgency: int) -> int:
-    """flux-core's default priority plugin: priority = urgency, with hold
-    (0) mapped to the minimum and expedite (31) to the maximum priority."""
-    if urgency == URGENCY_HOLD:
-        return PRIORITY_MIN
-    if urgency == URGENCY_EXPEDITE:
-        return PRIORITY_MAX
-    return urgency
-
-
-@dataclass(eq=False)
-class Job:
-    """One job as the job-manager tracks it."""
-
-    id: int
-    jobspec: dict
-    userid: int
-    urgency: int
-    priority: int
-    t_submit: float
-    runtime: float
-    release: list | None = None
-    state: str = SCHED
-    alloc_queued: bool = False
-    alloc_pending: bool = False
-    annotations: dict | None = None
-    R: dict | None = None
-    t_run: float | None = None
-    t_end: float | None = None
-    expiration: float = 0.0
-    result: str | None = None
-    exceptions: list = field(default_factory=list)
-    has_resources: bool = False
-    free_pending: bool = False
-    _end_token: int = 0
-
-    @property
-    def f58(self) -> str:
-        return JobID(self.id).f58
-
-    @property
-    def duration(self) -> float:
-        system = (self.jobspec.get("attributes") or {}).get("system") or {}
-        value = system.get("duration", 0)
-        return float(value) if isinstance(value, (int, float)) else 0.0
-
-
-def _order(job: Job):
-    return (-job.priority, job.t_submit, job.id)
-
-
-@dataclass
-class Housekeeping:
-    """Resources of a finished job that are being released rank by rank."""
-
-    job: Job
-    pending: list[int]  # ranks not yet released
-    freed: list[int] = field(default_factory=list)
+from mock_broker.housekeeping import Housekeeping
+from mock_broker.jobs import (
+    ALLOC_ANNOTATE,
+    ALLOC_CANCEL,
+    ALLOC_DENY,
+    ALLOC_SUCCESS,
+    CLEANUP,
+    INACTIVE,
+    PRIORITY_MIN,
+    RUN,
+    SCHED,
+    URGENCY_DEFAULT,
+    Job,
+    job_order,
+    priority_from_urgency,
+    ranks_of,
+)
 
 
 class JobManager:
@@ -111,9 +56,9 @@ class JobManager:
         self.default_runtime = default_runtime
         self.release_after = release_after
         self.jobs: dict[int, Job] = {}
-        self.queue: SortedList = SortedList(key=_order)
-        self.sent: SortedList = SortedList(key=_order)
-        self.housekeeping: dict[int, Housekeeping] = {}
+        self.queue: SortedList = SortedList(key=job_order)
+        self.sent: SortedList = SortedList(key=job_order)
+        self.housekeeping = Housekeeping(self)
         self.online = False
         self.limit = 0
         self.link = None
@@ -137,12 +82,10 @@ class JobManager:
         """Rank -> job id for every rank a job or housekeeping still holds."""
         held: dict[int, int] = {}
         for job in self.jobs.values():
-            if job.has_resources and job.id not in self.housekeeping:
-                for rank in _ranks_of(job.R):
+            if job.has_resources and not self.housekeeping.holds(job.id):
+                for rank in ranks_of(job.R):
                     held[rank] = job.id
-        for hk in self.housekeeping.values():
-            for rank in hk.pending:
-                held[rank] = hk.job.id
+        held.update(self.housekeeping.held_ranks())
         return held
 
     # -- submission and user actions ----------------------------------------------
@@ -218,28 +161,10 @@ class JobManager:
         return jobid
 
     def _partially_released(self, job: Job, freed: list[int]) -> None:
-        ranks = sorted(_ranks_of(job.R))
-        if not freed or set(freed) - set(ranks) or not set(ranks) - set(freed):
-            raise ValueError(
-                f"released ranks {IDset(freed)} must be some, not all, of the "
-                f"job's ranks {IDset(ranks)}"
-            )
         job._end_token += 1  # it has ended already: drop the scheduled end
         job.state, job.result, job.t_end = INACTIVE, "completed", self.broker.now
         self.stats["completed"] += 1
-        hk = Housekeeping(job, [r for r in ranks if r not in freed], list(freed))
-        self.housekeeping[job.id] = hk
-        # The freed ranks are no longer held as far as the referee knows.
-        freed_R = Rv1Set(job.R).copy_ranks(IDset(freed)).to_dict()
-        self.broker.referee.free_sent(job.id, freed_R, final=False)
-        plan = job.release
-        if plan is None and self.release_after is not None:
-            plan = [
-                [self.release_after * (i + 1), [r]] for i, r in enumerate(hk.pending)
-            ]
-        elif plan is None:
-            plan = [[job.runtime, list(hk.pending)]]
-        self._schedule_batches(hk, plan)
+        self.housekeeping.adopt(job, freed)
 
     def cancel(self, jobid: int, note: str = "cancel by user") -> None:
         """The job's owner cancels it (``flux cancel``)."""
@@ -344,7 +269,7 @@ class JobManager:
         if not self.limit or not self.online:
             return
         for head, tail in zip(self.queue, reversed(self.sent), strict=False):
-            if _order(head) < _order(tail):
+            if job_order(head) < job_order(tail):
                 self._send_cancel(tail)
             else:
                 break
@@ -405,27 +330,12 @@ class JobManager:
         # requests and counts ranks already down as known to it.
         self.broker.referee.scheduler_restarted()
         for job in sorted(self.jobs.values(), key=lambda j: j.id):
-            if job.has_resources and job.id not in self.housekeeping:
+            if job.has_resources and not self.housekeeping.holds(job.id):
                 self.broker.respond(link, msg, self._hello_payload(job))
-        for jobid in sorted(self.housekeeping):
-            hk = self.housekeeping[jobid]
-            if hk.freed and not partial_ok:
-                # flux-core terminates housekeeping for such an allocation;
-                # its ranks come back without the scheduler hearing of them.
-                self.broker.transcript.note(
-                    "event",
-                    "job-manager",
-                    f"housekeeping of {hk.job.f58} terminated: scheduler does not "
-                    "support restart with partially released resources",
-                )
-                del self.housekeeping[jobid]
-                hk.job.has_resources = False
-                # Its ranks are free again: the referee must not see them held.
-                self.broker.referee.free_sent(jobid, hk.job.R, final=True)
-                continue
-            payload = self._hello_payload(hk.job)
-            if hk.freed:
-                payload["free"] = str(IDset(sorted(hk.freed)))
+        for job, freed in self.housekeeping.hello_entries(partial_ok):
+            payload = self._hello_payload(job)
+            if freed:
+                payload["free"] = str(IDset(sorted(freed)))
             self.broker.respond(link, msg, payload)
         self.broker.respond_error(link, msg, errno.ENODATA)
 
@@ -459,7 +369,7 @@ class JobManager:
         for job in list(self.jobs.values()):
             if job.free_pending:
                 job.free_pending = False
-                self._send_free(job, job.R, final=True)
+                self.send_free(job, job.R, final=True)
         self._dirty = True
 
     def scheduler_disconnected(self, link) -> None:
@@ -513,7 +423,7 @@ class JobManager:
                 # no longer waits for, with a direct sched.free that does not
                 # wait for the interface to be up.
                 if self.link is not None:
-                    self._send_free_R(jobid, R, final=True)
+                    self.send_free_R(jobid, R, final=True)
                 return
             if job.has_resources:
                 self._teardown("SUCCESS for a job that holds resources (EEXIST)")
@@ -646,65 +556,21 @@ class JobManager:
         self.broker.transcript.note("event", "job-manager", f"{job.f58} ends: {why}")
         if was_running and job.has_resources:
             self.stats["completed"] += 1
-            self._release(job)
+            self.housekeeping.release(job)
         job.state = INACTIVE
 
-    def _release(self, job: Job) -> None:
-        plan = job.release
-        ranks = sorted(_ranks_of(job.R))
-        if plan is None and self.release_after is not None and len(ranks) > 1:
-            # The first rank goes at once, then one every release_after s.
-            plan = [[self.release_after * i, [r]] for i, r in enumerate(ranks)]
-        if not plan:
-            self._send_free(job, job.R, final=True)
-            return
-        hk = Housekeeping(job, list(ranks))
-        self.housekeeping[job.id] = hk
-        self._schedule_batches(hk, plan)
-
-    def _schedule_batches(self, hk: Housekeeping, plan: list) -> None:
-        for delay, batch in plan:
-            self.broker.after(
-                float(delay), lambda b=list(batch): self._release_batch(hk, b)
-            )
-
-    def _release_batch(self, hk: Housekeeping, batch: list[int]) -> None:
-        if self.housekeeping.get(hk.job.id) is not hk:
-            return
-        batch = [r for r in batch if r in hk.pending]
-        if not batch:
-            return
-        for rank in batch:
-            hk.pending.remove(rank)
-        hk.freed.extend(batch)
-        final = not hk.pending
-        if final:
-            del self.housekeeping[hk.job.id]
-        R = Rv1Set(hk.job.R).copy_ranks(IDset(sorted(batch))).to_dict()
-        if self.online:
-            self._send_free_R(hk.job.id, R, final)
-        if final:
-            hk.job.has_resources = False
-
-    def _send_free(self, job: Job, R: dict, final: bool) -> None:
+    def send_free(self, job: Job, R: dict, final: bool) -> None:
+        """Send ``sched.free``, or hold it back while the interface is down."""
         if not self.online:
             job.free_pending = True  # sent again when the scheduler is ready
             return
-        self._send_free_R(job.id, R, final)
+        self.send_free_R(job.id, R, final)
         if final:
             job.has_resources = False
 
-    def _send_free_R(self, jobid: int, R: dict, final: bool) -> None:
+    def send_free_R(self, jobid: int, R: dict, final: bool) -> None:
+        """Send ``sched.free`` for *R* of job *jobid* now."""
         self.broker.referee.free_sent(jobid, R, final)
         self.broker.send_request(
             self.link, "sched.free", {"id": jobid, "R": R, "final": final}
         )
-
-
-def _ranks_of(R: dict | None) -> set[int]:
-    ranks: set[int] = set()
-    if not R:
-        return ranks
-    for entry in (R.get("execution") or {}).get("R_lite", []):
-        ranks.update(IDset(entry.get("rank", "")))
-    return ranks

@@ -23,6 +23,7 @@ from flux.resource import Rv1Set
 from flux.resource.Rv1Pool import ResourceRequest
 
 from mock_broker.flux_substitute import constants
+from mock_broker.jobs import ranks_of
 
 
 @dataclass(frozen=True)
@@ -55,13 +56,6 @@ def _rank_children(R: dict) -> dict[int, tuple[frozenset, frozenset]]:
         for rank in IDset(entry.get("rank", "")):
             held[rank] = (cores, gpus)
     return held
-
-
-def _ranks_in(R: dict) -> set[int]:
-    ranks: set[int] = set()
-    for entry in (R.get("execution") or {}).get("R_lite", []):
-        ranks.update(IDset(entry.get("rank", "")))
-    return ranks
 
 
 class Referee:
@@ -297,7 +291,7 @@ class Referee:
 
     def free_sent(self, jobid: int, R: dict, final: bool) -> None:
         self._checked.pop(jobid, None)
-        for rank in _ranks_in(R):
+        for rank in ranks_of(R):
             owners = self._held.get(rank)
             if owners is not None:
                 owners.pop(jobid, None)

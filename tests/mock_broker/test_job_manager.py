@@ -16,7 +16,7 @@ from mock_broker_helpers import (
 )
 
 from mock_broker.clock import EPOCH
-from mock_broker.job_manager import PRIORITY_MAX, priority_from_urgency
+from mock_broker.jobs import PRIORITY_MAX, priority_from_urgency
 from mock_broker.jobspec import make_jobspec
 from mock_broker.machine import Machine
 

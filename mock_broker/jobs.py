@@ -1,0 +1,80 @@
+"""Job records of the job-manager model, and the constants of RFC 27."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from flux.idset import IDset
+from flux.job import JobID
+
+SCHED, RUN, CLEANUP, INACTIVE = "SCHED", "RUN", "CLEANUP", "INACTIVE"
+
+ALLOC_SUCCESS, ALLOC_ANNOTATE, ALLOC_DENY, ALLOC_CANCEL = 0, 1, 2, 3
+
+PRIORITY_MIN = 0
+PRIORITY_MAX = 4294967295
+URGENCY_HOLD = 0
+URGENCY_DEFAULT = 16
+URGENCY_EXPEDITE = 31
+
+
+def priority_from_urgency(urgency: int) -> int:
+    """flux-core's default priority plugin: priority = urgency, with hold
+    (0) mapped to the minimum and expedite (31) to the maximum priority."""
+    if urgency == URGENCY_HOLD:
+        return PRIORITY_MIN
+    if urgency == URGENCY_EXPEDITE:
+        return PRIORITY_MAX
+    return urgency
+
+
+@dataclass(eq=False)
+class Job:
+    """One job as the job-manager tracks it."""
+
+    id: int
+    jobspec: dict
+    userid: int
+    urgency: int
+    priority: int
+    t_submit: float
+    runtime: float
+    release: list | None = None
+    state: str = SCHED
+    alloc_queued: bool = False
+    alloc_pending: bool = False
+    annotations: dict | None = None
+    R: dict | None = None
+    t_run: float | None = None
+    t_end: float | None = None
+    expiration: float = 0.0
+    result: str | None = None
+    exceptions: list = field(default_factory=list)
+    has_resources: bool = False
+    free_pending: bool = False
+    _end_token: int = 0
+
+    @property
+    def f58(self) -> str:
+        return JobID(self.id).f58
+
+    @property
+    def duration(self) -> float:
+        system = (self.jobspec.get("attributes") or {}).get("system") or {}
+        value = system.get("duration", 0)
+        return float(value) if isinstance(value, (int, float)) else 0.0
+
+
+def job_order(job: Job) -> tuple:
+    """Alloc queue order: priority (descending), then submission."""
+    return (-job.priority, job.t_submit, job.id)
+
+
+def ranks_of(R: dict | None) -> set[int]:
+    """The broker ranks an Rv1 object covers."""
+    ranks: set[int] = set()
+    if not R:
+        return ranks
+    for entry in (R.get("execution") or {}).get("R_lite", []):
+        ranks.update(IDset(entry.get("rank", "")))
+    return ranks
