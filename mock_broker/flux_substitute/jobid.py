@@ -16,7 +16,6 @@ _F58_PREFIXES = ("ƒ", "f")
 _MAX_ID = (1 << 64) - 1
 
 
-@functools.lru_cache(maxsize=65536)
 def _encode_f58(value: int) -> str:
     digits = []
     while True:
@@ -65,6 +64,7 @@ def _decode_dothex(text: str, original: str) -> int:
     return int("".join(parts), 16)
 
 
+@functools.lru_cache(maxsize=65536)
 def id_encode(jobid: int, encoding: str = "f58") -> str:
     """Encode *jobid* as ``dec``, ``hex``, ``dothex``, ``kvs`` or ``f58``."""
     jobid = int(jobid)
