@@ -24,9 +24,11 @@ from collections.abc import Sequence
 #: Subcommand name -> module implementing it.  Add new subcommands here.
 COMMANDS: dict[str, str] = {
     "version": "flux_schedkit.commands.version",
+    "path": "flux_schedkit.commands.path",
     "run": "flux_schedkit.commands.run",
     "scenarios": "flux_schedkit.commands.scenarios",
     "selfcheck": "flux_schedkit.commands.selfcheck",
+    "replay": "flux_schedkit.commands.replay",
 }
 
 

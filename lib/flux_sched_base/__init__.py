@@ -1,9 +1,37 @@
-"""Shared base library for Flux Python schedulers (not yet populated).
+"""Shared base library for Flux Python schedulers.
 
-This package will hold what the reference schedulers share and what any
-policy author needs on top of ``flux.scheduler.Scheduler``: an
-availability-profile planner, annotation bookkeeping, ``starttime`` and
-``expiration`` stamping on R, expiration tracking, argument parsing helpers
-and statistics.  None of it is written yet; importing the package gives
-nothing but this docstring.
+What the reference schedulers share, and what any policy author can use on
+top of :class:`flux.scheduler.Scheduler`:
+
+- :class:`~flux_sched_base.scheduler.PlanningScheduler`: a ``Scheduler``
+  that keeps a planner in step with every RFC 27 event, with a priority
+  queue, timed generator passes, annotations and statistics;
+- :class:`~flux_sched_base.reservation.ReservationScheduler`: backfilling
+  on reservations (depth 1 is EASY, unlimited is conservative);
+- :class:`~flux_sched_base.planner.Planner`: running jobs and reservations
+  over time, answering "earliest start" and "can this start now without
+  delaying these reservations" with the pool's own allocator;
+- :mod:`~flux_sched_base.annotations`, :mod:`~flux_sched_base.rstamp` and
+  :mod:`~flux_sched_base.args`: ``sched`` annotations, ``starttime`` and
+  ``expiration`` on R, and module arguments validated at load time.
+
+It imports only flux-python, the standard library and sortedcontainers, so
+a module built on it loads in a real Flux broker.
 """
+
+from flux_sched_base.annotations import Annotations
+from flux_sched_base.args import UNLIMITED, Option, choice, count_or_unlimited
+from flux_sched_base.planner import Planner
+from flux_sched_base.reservation import ReservationScheduler
+from flux_sched_base.scheduler import PlanningScheduler
+
+__all__ = [
+    "UNLIMITED",
+    "Annotations",
+    "Option",
+    "Planner",
+    "PlanningScheduler",
+    "ReservationScheduler",
+    "choice",
+    "count_or_unlimited",
+]

@@ -87,6 +87,16 @@ class _Lib:
         return handle.respond_error_raw(msg, errnum, errstr)
 
     @staticmethod
+    def flux_get_reactor(handle):
+        # flux-core's own Python schedulers (sched-fifo.py, sched-backfill.py)
+        # stamp R with flux_reactor_now(flux_get_reactor(h)).
+        return handle._reactor
+
+    @staticmethod
+    def flux_reactor_now(reactor) -> float:
+        return reactor.clock.now
+
+    @staticmethod
     def flux_job_kvs_key(buf: CharBuffer, bufsize: int, jobid: int, key) -> int:
         from mock_broker.flux_substitute.jobid import JobID
 
@@ -117,6 +127,8 @@ PROVIDED_LIB = frozenset(
         "flux_module_debug_test",
         "flux_respond_error",
         "flux_job_kvs_key",
+        "flux_get_reactor",
+        "flux_reactor_now",
     }
 )
 PROVIDED_FFI = frozenset({"NULL", "new", "cast", "string"})

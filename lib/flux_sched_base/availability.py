@@ -1,0 +1,208 @@
+"""Per-rank availability windows: which start times can a request use?
+
+The aggregate :class:`~flux_sched_base.profile.Profile` checks a window
+against the usage at each *instant*, but a job needs its resources
+*throughout* its window: a long job may find enough free nodes at every
+instant and still no node free for the whole window, because reservations
+take different nodes at different times.  This module closes that gap rank
+by rank.
+
+For one rank, the plan's items give its free cores and GPUs as a step
+function of time; the *valid starts* of a rank are the times ``t`` such
+that the rank can host one node's share of the request during all of
+``[t, t + duration)``.  Counting, over ranks, how many have ``t`` among
+their valid starts gives the start times at which enough ranks could host
+the job.  Constraints and properties are ignored, so the result is a
+superset of what the allocator accepts: a time outside it can be skipped
+without asking the allocator.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections.abc import Callable, Iterable
+
+INF = math.inf
+
+#: Closed intervals ``[u, v]`` of start times, sorted and disjoint.
+Intervals = list[tuple[float, float]]
+
+
+class Shape:
+    """What one node of an allocation needs, for availability windows.
+
+    Attributes:
+        cores: cores per node (None: every core of the node, exclusive).
+        gpus: GPUs per node.
+        nodes: how many ranks must be able to host that at once.
+    """
+
+    __slots__ = ("cores", "gpus", "nodes")
+
+    def __init__(self, cores: int | None, gpus: int | None, nodes: int):
+        self.cores = cores
+        self.gpus = gpus
+        self.nodes = nodes
+
+
+def shape_of(request, node_cores: dict, node_gpus: dict) -> Shape | None:
+    """The per-node :class:`Shape` of *request*, or None if unknown.
+
+    For a node-based request, each of ``nnodes`` ranks must host its share
+    (all of the node if exclusive).  A slot-only request of ``nslots`` slots
+    needs at least as many ranks as the largest node has slots to spare,
+    each able to host one slot: a lower bound, never an over-estimate.
+    """
+    try:
+        nnodes = request.nnodes
+        nslots = request.nslots
+        slot_size = request.slot_size
+        gpu_per_slot = request.gpu_per_slot
+        exclusive = request.exclusive
+    except AttributeError:
+        return None
+    if nnodes > 0:
+        if exclusive:
+            # Every core of the node; GPUs as the allocator checks them.
+            return Shape(None, gpu_per_slot, nnodes)
+        per_node = nslots // nnodes
+        return Shape(per_node * slot_size, per_node * gpu_per_slot, nnodes)
+    if nslots <= 0 or slot_size <= 0:
+        return None
+    most = 0
+    for rank, cores in node_cores.items():
+        slots = cores // slot_size
+        if gpu_per_slot:
+            slots = min(slots, node_gpus.get(rank, 0) // gpu_per_slot)
+        most = max(most, slots)
+    if most == 0:
+        return None
+    return Shape(slot_size, gpu_per_slot, -(-nslots // most))
+
+
+def rank_starts(
+    events: Iterable[tuple[float, int, int]],
+    total_cores: int,
+    total_gpus: int,
+    shape: Shape,
+    duration: float,
+    floor: float,
+    limit: float,
+) -> Intervals:
+    """Valid start times on one rank.
+
+    Args:
+        events: ``(time, dcores, dgpus)`` usage changes on the rank (time
+            ``-inf`` for running jobs); every item gives one positive and,
+            unless it never ends, one negative event.
+        total_cores, total_gpus: the rank's resources.
+        shape: what one node of the request needs.
+        duration: window length (0: the window never ends).
+        floor, limit: only starts in ``[floor, limit)`` are wanted.
+    """
+    need_c = total_cores if shape.cores is None else shape.cores
+    need_g = shape.gpus
+    if need_c > total_cores or need_g > total_gpus:
+        return []
+    ordered = sorted(events)
+    out: Intervals = []
+    used_c = used_g = 0
+    start = -INF  # start of the current free stretch, or None when busy
+    free = True
+    i, n = 0, len(ordered)
+    while True:
+        # Free stretch [start, t) ends at the next time usage makes it busy.
+        t = ordered[i][0] if i < n else INF
+        while i < n and ordered[i][0] == t:
+            used_c += ordered[i][1]
+            used_g += ordered[i][2]
+            i += 1
+        now_free = total_cores - used_c >= need_c and total_gpus - used_g >= need_g
+        if free and not now_free:
+            _emit(out, start, t, duration, floor, limit)
+            free = False
+        elif not free and now_free:
+            start, free = t, True
+        if t == INF:
+            if free:
+                _emit(out, start, INF, duration, floor, limit)
+            return out
+
+
+def _emit(out: Intervals, a: float, b: float, duration, floor, limit) -> None:
+    u = max(a, floor)
+    if duration > 0.0:
+        v = b - duration
+    else:
+        v = INF if b == INF else -INF
+    if v >= u and u < limit:
+        out.append((u, v))
+
+
+def count_starts(per_rank: Iterable[Intervals], needed: int) -> Intervals:
+    """Start times at which at least *needed* ranks have a valid start."""
+    if needed <= 0:
+        return [(-INF, INF)]
+    events = []
+    for intervals in per_rank:
+        for u, v in intervals:
+            events.append((u, 0))  # opening sorts before closing at a tie
+            events.append((v, 1))
+    events.sort()
+    out: Intervals = []
+    count = 0
+    opened = None
+    for t, kind in events:
+        if kind == 0:
+            count += 1
+            if count == needed:
+                opened = t
+        else:
+            if count == needed:
+                out.append((opened, t))
+            count -= 1
+    return out
+
+
+def contains(intervals: Intervals, t: float) -> bool:
+    """Is *t* in one of the sorted, disjoint closed *intervals*?"""
+    i = bisect.bisect_right(intervals, (t, INF)) - 1
+    return i >= 0 and intervals[i][0] <= t <= intervals[i][1]
+
+
+def starts_for(
+    ranks: Iterable[int],
+    items_on: Callable[[int], Iterable],
+    node_cores: dict,
+    node_gpus: dict,
+    shape: Shape,
+    duration: float,
+    floor: float,
+    limit: float,
+    needed: int,
+) -> Intervals:
+    """Start times at which *needed* of *ranks* can host *shape*.
+
+    *items_on(rank)* yields ``(start, end, cores, gpus)`` of the plan items
+    the question respects on that rank (start ``-inf`` for running jobs).
+    """
+    per_rank = []
+    for rank in ranks:
+        events = []
+        for start, end, cores, gpus in items_on(rank):
+            events.append((start, cores, gpus))
+            if end != INF:
+                events.append((end, -cores, -gpus))
+        starts = rank_starts(
+            events,
+            node_cores.get(rank, 0),
+            node_gpus.get(rank, 0),
+            shape,
+            duration,
+            floor,
+            limit,
+        )
+        if starts:
+            per_rank.append(starts)
+    return count_starts(per_rank, needed)

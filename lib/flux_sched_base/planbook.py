@@ -1,0 +1,383 @@
+"""The plan's state: running jobs and reservations, kept consistent.
+
+:class:`PlanBook` holds two kinds of :class:`Item`, each an allocation (an
+R) over a time interval:
+
+- **running jobs**, from now until their end: the expiration stamped on
+  their R (start + duration, bounded by the instance expiration); a job
+  with no expiration never ends in the plan;
+- **reservations** for queued jobs: an R the job will get at a future
+  start time, held until the job starts or the policy drops it.
+
+Every change keeps three views of the items in step: the per-rank index
+(``by_rank``), the aggregate usage :class:`~flux_sched_base.profile.Profile`
+and the end/start orderings, and logs which ranks got *lighter* (so a
+reservation knows whether it could move earlier).  The questions a policy
+asks are answered by :class:`~flux_sched_base.planner.Planner`, built on
+this class.
+"""
+
+from __future__ import annotations
+
+import math
+
+from flux.idset import IDset
+from flux.job import JobID
+from sortedcontainers import SortedList
+
+from flux_sched_base import rstamp
+from flux_sched_base.profile import Profile
+
+INF = math.inf
+
+
+class Item:
+    """One allocation in the plan: a running job or a reservation.
+
+    Attributes:
+        jobid: the job.
+        start: reservation start, or None for a running job.
+        end: planned end (``math.inf``: never).
+        R: the allocation (a resource pool object from the allocator).
+        ranks: ``{rank: (cores, gpus)}`` of R, as frozensets of ids.
+        vec: (cores, gpus, full nodes, nodes) of R, for the profile.
+        checked: for reservations, the planner's lighten epoch when the job
+            last looked for an earlier start.
+    """
+
+    __slots__ = ("jobid", "start", "end", "R", "ranks", "vec", "checked")
+
+    def __init__(self, jobid, start, end, R, ranks, vec):
+        self.jobid = jobid
+        self.start = start
+        self.end = end
+        self.R = R
+        self.ranks = ranks
+        self.vec = vec
+        self.checked = -1
+
+    def __repr__(self) -> str:
+        kind = "running" if self.start is None else f"start={self.start}"
+        return f"Item({JobID(self.jobid).f58} {kind} end={self.end} {self.vec})"
+
+
+def parse_ranks(R) -> dict[int, tuple[frozenset, frozenset]]:
+    """``{rank: (cores, gpus)}`` of an R (pool object or RFC 20 dict)."""
+    data = R if isinstance(R, dict) else R.to_dict()
+    ranks: dict[int, tuple[frozenset, frozenset]] = {}
+    for entry in data.get("execution", {}).get("R_lite", []):
+        children = entry.get("children", {})
+        cores = frozenset(IDset(children.get("core", "")))
+        gpus = frozenset(IDset(children.get("gpu", "")))
+        for rank in IDset(entry.get("rank", "")):
+            ranks[rank] = (cores, gpus)
+    return ranks
+
+
+def request_need(request, node_cores: int = 0) -> tuple[int, int, int, int]:
+    """Lower bounds on what any allocation of *request* uses.
+
+    Returns (cores, gpus, nodes that must not be full, nodes that must be
+    idle).  A node must be idle for an exclusive request, or when the
+    request needs *node_cores* (the largest node's core count) on each node.
+    """
+    nnodes = getattr(request, "nnodes", 0) or 0
+    nslots = getattr(request, "nslots", 1) or 0
+    slot_size = getattr(request, "slot_size", 1) or 0
+    gpus = getattr(request, "gpu_per_slot", 0) or 0
+    idle = 0
+    if nnodes:
+        per_node = (nslots // nnodes) * slot_size
+        if getattr(request, "exclusive", False) or (
+            node_cores and per_node >= node_cores
+        ):
+            idle = nnodes
+    return (
+        nslots * slot_size,
+        nslots * gpus,
+        max(nnodes, 1 if nslots else 0),
+        idle,
+    )
+
+
+class PlanBook:
+    """Running jobs and reservations over time, on top of *pool*.
+
+    Args:
+        pool: the scheduler's :class:`~flux.resource.ResourcePool`.
+        log: the scheduler's logger (``Scheduler.log``), or None.
+    """
+
+    def __init__(self, pool, log=None):
+        self.pool = pool
+        self.log = log
+        self.running: dict[int, Item] = {}
+        self.reservations: dict[int, Item] = {}
+        self.by_rank: dict[int, set[int]] = {}
+        self._running_ends = SortedList()  # (end, jobid)
+        self._res_starts = SortedList()  # (start, jobid)
+        self.node_cores: dict[int, int] = {}
+        self._node_gpus: dict[int, int] = {}
+        self._max_node_cores = 0
+        self.up: set[int] = set()
+        self.profile = Profile()
+        self.held = Profile()
+        self.held_ids: set[int] = set()
+        #: The pass's scratch copy (see :mod:`flux_sched_base.scratch`).
+        self.scratch = None
+        self.now = 0.0
+        #: Incremented whenever the plan gets lighter (a job ends early, a
+        #: reservation is dropped or moves earlier, resources come up, an
+        #: expiration is shortened): only then can a reservation move earlier.
+        self.lighten_epoch = 0
+        # The ranks each lightening freed, from epoch _log_base on.
+        self._lightened: list[frozenset] = []
+        self._log_base = 0
+        #: Allocator calls made for questions (statistics).
+        self.probes = 0
+        self.refresh_resources()
+
+    # -- resources ------------------------------------------------------------------
+
+    def refresh_resources(self) -> None:
+        """Re-read topology and up/down state from the pool (after an update)."""
+        old_up = self.up
+        ranks = parse_ranks(self.pool.to_dict())
+        down = set(self.pool.copy_down().ranks)
+        self.up = set(ranks) - down
+        came_up = self.up - old_up
+        # Capacity only grows: ranks that left may still hold running jobs.
+        for rank, (cores, _) in ranks.items():
+            self.node_cores[rank] = len(cores)
+        self._node_gpus.update((rank, len(gpus)) for rank, (_, gpus) in ranks.items())
+        capacity = (
+            sum(self.node_cores.values()),
+            sum(self._node_gpus.values()),
+            len(self.node_cores),
+            len(self.node_cores),
+        )
+        self._max_node_cores = max(self.node_cores.values(), default=0)
+        self.profile.capacity = self.held.capacity = capacity
+        if came_up:
+            self._lighten(came_up)
+        self.invalidate()
+
+    def _lighten(self, ranks) -> None:
+        """Record that *ranks* got lighter somewhere in the plan."""
+        self._lightened.append(frozenset(ranks))
+        self.lighten_epoch += 1
+        if len(self._lightened) > 4096:
+            del self._lightened[:2048]
+            self._log_base += 2048
+
+    def lightened_since(self, epoch: int) -> set[int] | None:
+        """Ranks that got lighter since *epoch* (None: too long ago to say)."""
+        if epoch < self._log_base:
+            return None
+        out: set[int] = set()
+        for ranks in self._lightened[epoch - self._log_base :]:
+            out |= ranks
+        return out
+
+    def invalidate(self) -> None:
+        """Forget the scratch copy (call after any change not made here)."""
+        self.scratch = None
+
+    def item(self, jobid: int) -> Item:
+        """The running item or reservation of *jobid*."""
+        item = self.running.get(jobid)
+        return item if item is not None else self.reservations[jobid]
+
+    def need(self, request) -> tuple[int, int, int, int]:
+        """What *request* needs at least, in profile counts."""
+        return request_need(request, self._max_node_cores)
+
+    def _vec(self, ranks) -> tuple[int, int, int, int]:
+        ncores = ngpus = full = 0
+        node_cores = self.node_cores
+        for rank, (cores, gpus) in ranks.items():
+            ncores += len(cores)
+            ngpus += len(gpus)
+            if len(cores) >= node_cores.get(rank, INF):
+                full += 1
+        return ncores, ngpus, full, len(ranks)
+
+    def _index(self, item: Item) -> None:
+        for rank in item.ranks:
+            self.by_rank.setdefault(rank, set()).add(item.jobid)
+
+    def _unindex(self, item: Item) -> None:
+        for rank in item.ranks:
+            owners = self.by_rank.get(rank)
+            if owners is not None:
+                owners.discard(item.jobid)
+                if not owners:
+                    del self.by_rank[rank]
+
+    # -- running jobs -------------------------------------------------------------
+
+    def add_running(self, jobid: int, R, expiration: float) -> Item:
+        """Record a running job holding *R* until *expiration* (0: never)."""
+        if jobid in self.running:
+            self._remove_running(self.running[jobid])
+        ranks = parse_ranks(R)
+        item = Item(
+            jobid, None, rstamp.plan_end(expiration), R, ranks, self._vec(ranks)
+        )
+        self.running[jobid] = item
+        self._running_ends.add((item.end, jobid))
+        self.profile.add(None, item.end, item.vec, item.ranks)
+        self._index(item)
+        return item
+
+    def _remove_running(self, item: Item) -> None:
+        self._running_ends.remove((item.end, item.jobid))
+        self.profile.remove(None, item.end, item.vec, item.ranks)
+        self._unindex(item)
+        del self.running[item.jobid]
+
+    def release(self, jobid: int, R=None, final: bool = True, now: float = 0.0) -> None:
+        """A running job released resources (all of them if *final*).
+
+        A release before the job's planned end makes the plan lighter.
+        """
+        item = self.running.get(jobid)
+        if item is None:
+            return
+        self.invalidate()
+        freed = set(item.ranks) if final or R is None else set(parse_ranks(R))
+        if item.end > now:
+            self._lighten(freed & set(item.ranks))
+        self._remove_running(item)
+        if final or R is None:
+            return
+        remaining = set(item.ranks) - freed
+        if not remaining:
+            return
+        kept = item.R.copy()
+        kept.remove_ranks(IDset(sorted(freed & set(item.ranks))))
+        ranks = {r: item.ranks[r] for r in remaining}
+        rest = Item(jobid, None, item.end, kept, ranks, self._vec(ranks))
+        self.running[jobid] = rest
+        self._running_ends.add((rest.end, jobid))
+        self.profile.add(None, rest.end, rest.vec, rest.ranks)
+        self._index(rest)
+
+    def set_expiration(self, jobid: int, expiration: float) -> None:
+        """Move a running job's planned end (``sched.expiration``)."""
+        item = self.running.get(jobid)
+        if item is None:
+            return
+        end = rstamp.plan_end(expiration)
+        if end == item.end:
+            return
+        self.invalidate()
+        if end < item.end:
+            self._lighten(item.ranks)
+        self._running_ends.remove((item.end, jobid))
+        self.profile.remove(None, item.end, item.vec, item.ranks)
+        item.end = end
+        self._running_ends.add((end, jobid))
+        self.profile.add(None, end, item.vec, item.ranks)
+
+    def running_ended_by(self, t: float) -> set[int]:
+        """Ids of running jobs whose planned end is at or before *t*."""
+        return {jobid for _, jobid in self._running_ends.irange(maximum=(t, INF))}
+
+    # -- reservations ---------------------------------------------------------------
+
+    def reserve(self, jobid: int, start: float, end: float, R) -> Item:
+        """Hold *R* for *jobid* during ``[start, end)``; replaces any older one."""
+        if jobid in self.reservations:
+            self.drop(jobid)
+        ranks = parse_ranks(R)
+        item = Item(jobid, start, end, R, ranks, self._vec(ranks))
+        item.checked = self.lighten_epoch
+        self.reservations[jobid] = item
+        self._res_starts.add((start, jobid))
+        self.profile.add(start, end, item.vec, item.ranks)
+        self._index(item)
+        return item
+
+    def drop(self, jobid: int, lighten: bool = True) -> Item | None:
+        """Remove *jobid*'s reservation, if any, and return it."""
+        item = self.reservations.get(jobid)
+        if item is None:
+            return None
+        if self.scratch is not None:
+            self.scratch.reservation_dropped(item)
+        self._settle_item(item)
+        del self.reservations[jobid]
+        self._res_starts.remove((item.start, jobid))
+        self.profile.remove(item.start, item.end, item.vec, item.ranks)
+        self._unindex(item)
+        if lighten:
+            self._lighten(item.ranks)
+        return item
+
+    def reservations_overlapping(self, t: float, tend: float):
+        """Reservations whose interval meets ``[t, tend)``."""
+        reservations = self.reservations
+        for start, jobid in self._res_starts.irange(
+            maximum=(tend, -1), inclusive=(True, False)
+        ):
+            item = reservations[jobid]
+            if item.end > t and start < tend:
+                yield item
+
+    # -- passes ------------------------------------------------------------------
+
+    def begin_pass(self, now: float) -> None:
+        """Start a scheduling pass at *now*: every reservation becomes *held*.
+
+        A pass walks the queue in priority order and calls :meth:`settle`
+        on each job it reaches; a question asked with ``exclude_held`` then
+        respects only the reservations of jobs already settled.
+        """
+        self.now = now
+        self.scratch = None
+        self.held = Profile(self.profile.capacity)
+        self.held_ids = set()
+        for item in self.reservations.values():
+            self.held.add(item.start, item.end, item.vec)
+            self.held_ids.add(item.jobid)
+
+    def settle(self, jobid: int) -> None:
+        """The pass reached *jobid*: its reservation is no longer held."""
+        item = self.reservations.get(jobid)
+        if item is not None:
+            self._settle_item(item)
+
+    def _settle_item(self, item: Item) -> None:
+        if item.jobid in self.held_ids:
+            self.held_ids.discard(item.jobid)
+            self.held.remove(item.start, item.end, item.vec)
+
+    def _considered(self, own: int | None, exclude_held: bool):
+        held = self.held_ids
+
+        def considered(item: Item) -> bool:
+            if item.jobid == own:
+                return False
+            return not (exclude_held and item.jobid in held)
+
+        return considered
+
+    def horizon(self) -> float:
+        """The instance expiration, or ``math.inf`` when there is none."""
+        expiration = self.pool.expiration
+        return expiration if expiration > 0.0 else INF
+
+    def window_end(self, t: float, duration: float) -> float:
+        """End of a window starting at *t* for a job of *duration*."""
+        end = rstamp.expiration_for(t, duration, self.pool.expiration)
+        return end if end > t else rstamp.plan_end(0.0)
+
+    def stats(self) -> dict:
+        """Planner figures for ``stats-get``."""
+        return {
+            "running_jobs": len(self.running),
+            "reserved_jobs": len(self.reservations),
+            "profile_size": len(self.profile),
+            "allocator_probes": self.probes,
+        }

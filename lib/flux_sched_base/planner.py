@@ -1,0 +1,369 @@
+"""An availability plan over time on top of the scheduler's resource pool.
+
+The :class:`Planner` holds two kinds of items, each an allocation (an R)
+over a time interval:
+
+- **running jobs**, from now until their end: the expiration stamped on
+  their R (start + duration, bounded by the instance expiration); a job
+  with no expiration never ends in the plan;
+- **reservations** for queued jobs: an R the job will get at a future
+  start time, held until the job starts or the policy drops it.
+
+It answers the questions a backfilling policy asks:
+
+- :meth:`Planner.start_now`: can this job start now without touching the
+  reservations it must respect?  If so it is started (allocated in the real
+  pool) and becomes a running item.
+- :meth:`Planner.earliest`: the earliest time (and the R it would get) at
+  which a job fits, given the running jobs and a set of reservations.
+- :meth:`Planner.is_valid` and :meth:`Planner.start_reserved`: is a held
+  reservation still free of conflicts; can the job start on its reserved R
+  now.
+
+Fit is always decided by the pool's own allocator (``alloc`` on a
+:class:`~flux_sched_base.scratch.Scratch` copy), so properties,
+constraints, GPUs, exclusive nodes and RFC 14 ranges behave exactly as in a
+real allocation.  A :class:`~flux_sched_base.profile.Profile` of aggregate
+usage prunes candidate times first, so the allocator runs only where the
+counts leave room.
+
+Which reservations a question respects is a *view*: all of them except the
+asking job's own, or, with ``exclude_held``, only those already settled in
+the current pass, i.e. those of higher-priority jobs when the pass walks the
+queue in priority order (see :meth:`Planner.begin_pass`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import syslog
+
+from flux.job import JobID
+from flux.resource import InsufficientResources
+
+from flux_sched_base import availability, rstamp
+from flux_sched_base.planbook import Item, PlanBook, parse_ranks, request_need
+from flux_sched_base.scratch import Scratch
+
+INF = math.inf
+
+__all__ = ["Item", "Planner", "parse_ranks", "request_need"]
+
+
+@contextlib.contextmanager
+def _quiet(log):
+    """Hide the pool's info-level "hello:" line while registering an R.
+
+    The pool logs ``register_alloc`` as a restart-time "hello"; here it only
+    commits an R chosen on a scratch copy, which is logged at debug level
+    like an ordinary allocation instead.
+    """
+    level = getattr(log, "level", None)
+    if not isinstance(level, int) or level < syslog.LOG_INFO:
+        yield
+        return
+    log.level = syslog.LOG_NOTICE
+    try:
+        yield
+    finally:
+        log.level = level
+
+
+class Planner(PlanBook):
+    """Answers a policy's questions about the plan (see the module doc).
+
+    Args:
+        pool: the scheduler's :class:`~flux.resource.ResourcePool`.  The
+            planner allocates in it when it starts jobs; every allocation of
+            the scheduler should go through the planner so the two agree.
+        log: the scheduler's logger (``Scheduler.log``), or None.
+    """
+
+    def _scratch(self) -> Scratch:
+        if self.scratch is None:
+            self.scratch = Scratch(self, self.now)
+        return self.scratch
+
+    # -- questions -----------------------------------------------------------------
+
+    def earliest(
+        self,
+        jobid: int,
+        request,
+        *,
+        floor: float,
+        include_floor: bool = True,
+        limit: float = INF,
+        exclude_held: bool = False,
+        within: availability.Intervals | None = None,
+    ):
+        """Earliest start at or after *floor* (before *limit*) and its R.
+
+        The job's own reservation, if it holds one, is ignored.  *within*
+        restricts the search to those start times (see :meth:`starts`).
+        Returns ``(t, R)``, or None if no candidate time works: then the job
+        cannot be placed given what never ends in the plan.  Raises
+        :class:`~flux.resource.InfeasibleRequest` if the allocator finds the
+        request structurally impossible.
+        """
+        duration = request.duration
+        need = self.need(request)
+        own_item = self.reservations.get(jobid)
+        own_spec = (own_item.start, own_item.end, own_item.vec) if own_item else None
+        considered = self._considered(jobid, exclude_held)
+        minus = self.held if exclude_held else None
+        ranked = None  # start times enough ranks allow; computed on a miss
+        for t in self.profile.candidates(
+            floor,
+            duration,
+            need,
+            include_floor=include_floor,
+            limit=limit,
+            minus=minus,
+            own=own_spec,
+            horizon=self.horizon(),
+        ):
+            if within is not None and not availability.contains(within, t):
+                continue
+            if ranked is not None and not availability.contains(ranked, t):
+                continue
+            scratch = self._scratch()
+            scratch.goto(t, self.window_end(t, duration), considered)
+            self.probes += 1
+            try:
+                R = scratch.alloc(jobid, request)
+            except InsufficientResources:
+                if ranked is None:
+                    # The counts were too optimistic (a long window meets
+                    # many reservations): narrow down rank by rank.
+                    ranked = self.starts(
+                        jobid, request, floor=t, limit=limit, exclude_held=exclude_held
+                    )
+                    if ranked is not None and not ranked:
+                        return None
+                continue
+            scratch.unalloc(jobid)
+            return t, R
+        return None
+
+    def _items_on(self, rank: int, considered):
+        running, reservations = self.running, self.reservations
+        for jobid in self.by_rank.get(rank, ()):
+            item = running.get(jobid)
+            if item is not None:
+                cores, gpus = item.ranks[rank]
+                yield -INF, item.end, len(cores), len(gpus)
+                continue
+            item = reservations[jobid]
+            if considered(item):
+                cores, gpus = item.ranks[rank]
+                yield item.start, item.end, len(cores), len(gpus)
+
+    def starts(
+        self,
+        jobid: int,
+        request,
+        *,
+        floor: float,
+        limit: float = INF,
+        exclude_held: bool = False,
+        ranks=None,
+        needed: int | None = None,
+    ) -> availability.Intervals | None:
+        """Start times at which enough ranks could host *request*.
+
+        Ranks are judged one by one against the plan (the job's own
+        reservation left out): a rank counts at *t* if it can host one
+        node's share of the request during the whole window from *t*.
+        Properties and constraints are ignored, so the allocator may still
+        refuse a time returned here, but never accepts one that is not.
+        *ranks* (default: all up ranks) and *needed* (default: the request's
+        node count) narrow the question.  None means "cannot say" (an
+        unusual request, or an instance expiration that shortens windows).
+        """
+        if self.horizon() != INF:
+            return None
+        shape = availability.shape_of(request, self.node_cores, self._node_gpus)
+        if shape is None:
+            return None
+        considered = self._considered(jobid, exclude_held)
+        candidates = self.up if ranks is None else self.up & set(ranks)
+        return availability.starts_for(
+            candidates,
+            lambda rank: self._items_on(rank, considered),
+            self.node_cores,
+            self._node_gpus,
+            shape,
+            request.duration,
+            floor,
+            limit,
+            shape.nodes if needed is None else needed,
+        )
+
+    def fits_counts_now(self, request, need=None) -> bool:
+        """Cheap test: do the counts leave room for *request* from now on?
+
+        Respects every reservation in the plan; False means the request
+        certainly cannot start now.
+        """
+        need = need or self.need(request)
+        free = self.profile.free_now_upper()
+        if any(need[i] > free[i] for i in range(4)):
+            return False
+        return self.profile.fits_from(self.now, request.duration, need, self.horizon())
+
+    def start_now(
+        self,
+        jobid: int,
+        request,
+        *,
+        exclude_held: bool = False,
+        ignore_reservations: bool = False,
+    ):
+        """Start *jobid* now if it fits without touching respected reservations.
+
+        The job's own reservation, if any, is ignored and, on success,
+        dropped.  On success the job is allocated in the real pool, its R
+        stamped (``starttime``, ``expiration``), and it becomes a running
+        item; the stamped R is returned.  Returns None if it does not fit.  Raises
+        :class:`~flux.resource.InfeasibleRequest` for a request that can
+        never be satisfied.
+        """
+        need = self.need(request)
+        free = self.profile.free_now_upper()
+        if any(need[i] > free[i] for i in range(4)):
+            return None
+        now = self.now
+        duration = request.duration
+        if not ignore_reservations and not self._counts_allow_now(
+            jobid, duration, need, exclude_held
+        ):
+            return None
+        tend = self.window_end(now, duration)
+        considered = self._considered(jobid, exclude_held)
+        blocking = (
+            []
+            if ignore_reservations
+            else [r for r in self.reservations_overlapping(now, tend) if considered(r)]
+        )
+        if not blocking:
+            try:
+                R = self.pool.alloc(jobid, request)
+            except InsufficientResources:
+                return None
+            expiration = rstamp.stamp(R, duration, self.pool.expiration)
+            self.pool.update_expiration(jobid, expiration)
+            # Drop the job's reservation first: in a scratch copy it is
+            # registered under the same job id as the running allocation.
+            self.drop(jobid)
+            item = self.add_running(jobid, R, expiration)
+            if self.scratch is not None:
+                self.scratch.running_added(item, allocated_here=False)
+            return R
+        scratch = self._scratch()
+        scratch.goto(now, tend, considered)
+        self.probes += 1
+        try:
+            R = scratch.alloc(jobid, request)
+        except InsufficientResources:
+            return None
+        expiration = rstamp.stamp(R, duration, self.pool.expiration)
+        self._commit(jobid, R)
+        self.drop(jobid)
+        item = self.add_running(jobid, R, expiration)
+        scratch.running_added(item, allocated_here=True)
+        return R
+
+    def _counts_allow_now(self, jobid, duration, need, exclude_held) -> bool:
+        own = self.reservations.get(jobid)
+        found = self.profile.candidates(
+            self.now,
+            duration,
+            need,
+            limit=math.nextafter(self.now, INF),
+            minus=self.held if exclude_held else None,
+            own=(own.start, own.end, own.vec) if own else None,
+            horizon=self.horizon(),
+        )
+        return next(found, None) is not None
+
+    def _commit(self, jobid: int, R) -> None:
+        """Allocate an R chosen on a scratch copy in the real pool."""
+        with _quiet(self.log):
+            self.pool.register_alloc(jobid, R)
+        if self.log is not None:
+            self.log(syslog.LOG_DEBUG, f"alloc: {JobID(jobid).f58}: {R.dumps()}")
+
+    def _free_now(self, item: Item) -> bool:
+        """Are *item*'s resources up and held by no running job now?"""
+        up = self.up
+        running = self.running
+        for rank, (cores, gpus) in item.ranks.items():
+            if rank not in up:
+                return False
+            for other in self.by_rank.get(rank, ()):
+                other_item = running.get(other)
+                if other_item is None or other == item.jobid:
+                    continue
+                ocores, ogpus = other_item.ranks[rank]
+                if cores & ocores or gpus & ogpus:
+                    return False
+        return True
+
+    def is_valid(self, item: Item, *, exclude_held: bool = False) -> bool:
+        """Is reservation *item* free of conflicts in the plan?
+
+        Its ranks must be up and no running job (until its planned end) or
+        respected reservation may use any of its cores or GPUs during its
+        interval.
+        """
+        up = self.up
+        running = self.running
+        reservations = self.reservations
+        considered = self._considered(item.jobid, exclude_held)
+        start, end = item.start, item.end
+        for rank, (cores, gpus) in item.ranks.items():
+            if rank not in up:
+                return False
+            for other in self.by_rank.get(rank, ()):
+                if other == item.jobid:
+                    continue
+                o = running.get(other)
+                if o is not None:
+                    if o.end <= start:
+                        continue
+                else:
+                    o = reservations[other]
+                    if not considered(o) or o.end <= start or o.start >= end:
+                        continue
+                ocores, ogpus = o.ranks[rank]
+                if cores & ocores or gpus & ogpus:
+                    return False
+        return True
+
+    def start_reserved(self, jobid: int, duration: float):
+        """Start *jobid* on its reserved R if that is possible now.
+
+        The reservation must have started (``start <= now``), its R must be
+        free now and clash with no other reservation.  Returns the stamped
+        R, or None.
+        """
+        item = self.reservations.get(jobid)
+        if item is None or item.start > self.now:
+            return None
+        if not self._free_now(item) or not self.is_valid(item):
+            return None
+        R = item.R
+        scratch = self.scratch
+        self.scratch = None  # drop() must not free it from the scratch
+        self.drop(jobid, lighten=False)
+        self.scratch = scratch
+        expiration = rstamp.stamp(R, duration, self.pool.expiration)
+        self._commit(jobid, R)
+        running = self.add_running(jobid, R, expiration)
+        if scratch is not None:
+            scratch.reservation_started(running)
+        return R
+
+    # -- statistics --------------------------------------------------------------

@@ -1,0 +1,328 @@
+"""Aggregate resource usage over time, for pruning before the allocator runs.
+
+A :class:`Profile` is a step function of what the items of a plan use at
+each future instant (running jobs from now until they end, reservations
+from their start to their end), counted four ways:
+
+- cores, GPUs: summed over items;
+- *full* nodes: nodes an item uses every core of, summed over items;
+- *busy* nodes: nodes at least one item uses, counted once however many
+  items share them (kept exact with per-rank coverage intervals).
+
+It cannot say whether a request fits (that depends on which ranks and cores
+are free, on properties and constraints), but it can say cheaply when a
+request certainly does *not* fit: when the cores, GPUs, non-full nodes or
+idle nodes left over somewhere in the request's window are fewer than the
+request needs.  The planner uses it to skip candidate start times before it
+asks the pool's allocator.
+
+Every count is an upper bound on what is free: capacity is everything the
+instance ever had (down or removed ranks included) and usage counts every
+item, so a pruned time is always a time at which the request cannot fit.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections.abc import Iterable, Iterator
+
+from sortedcontainers import SortedDict
+
+INF = math.inf
+
+#: A usage vector: (cores, gpus, full nodes, nodes touched).
+Vec = tuple[int, int, int, int]
+
+_ZERO = (0, 0, 0, 0)
+
+
+def _union(intervals: list) -> list:
+    merged: list = []
+    for start, end in sorted(intervals):
+        if merged and start <= merged[-1][1]:
+            if end > merged[-1][1]:
+                merged[-1][1] = end
+        else:
+            merged.append([start, end])
+    return merged
+
+
+class Profile:
+    """Step function of usage over time.
+
+    Running items (``start`` None) use resources from before now until
+    their end; reservations from their start until their end.  Times are
+    seconds since the epoch; an end of ``math.inf`` never comes.
+
+    When items are added with their *ranks*, the fourth count is the exact
+    number of busy nodes.  Without ranks it is the item's own node count,
+    summed; :meth:`candidates` subtracts such a profile (*minus*) from one
+    with ranks, which can only under-count busy nodes: still an upper bound
+    on what is free.
+
+    Args:
+        capacity: total (cores, gpus, nodes, nodes) of the instance.
+    """
+
+    def __init__(self, capacity: Vec = _ZERO):
+        self.capacity = capacity
+        #: Usage before any breakpoint: running items.
+        self.base = [0, 0, 0, 0]
+        # time -> [dcores, dgpus, dfull, dbusy, refcount]
+        self._deltas: SortedDict = SortedDict()
+        # time -> number of items ending then (candidate start times)
+        self._ends: dict[float, int] = {}
+        # rank -> [(start, end)] of the items using it (start -inf: running)
+        self._cover: dict[int, list] = {}
+        #: Incremented on every change.
+        self.version = 0
+        self._prefix_cache = None
+
+    def __len__(self) -> int:
+        """Number of breakpoints (the profile size reported in statistics)."""
+        return len(self._deltas)
+
+    # -- changes ---------------------------------------------------------------
+
+    def _bump(self, t: float, vec, sign: int) -> None:
+        """Add ``sign * vec`` at time *t* (-inf: the base) as one reference."""
+        if t == -INF:
+            base = self.base
+            for i, v in enumerate(vec):
+                base[i] += sign * v
+            return
+        entry = self._deltas.get(t)
+        if entry is None:
+            entry = self._deltas[t] = [0, 0, 0, 0, 0]
+        for i, v in enumerate(vec):
+            entry[i] += sign * v
+        entry[4] += 1
+
+    def _unbump(self, t: float, vec, sign: int) -> None:
+        """Undo a :meth:`_bump` with the same arguments."""
+        if t == -INF:
+            base = self.base
+            for i, v in enumerate(vec):
+                base[i] -= sign * v
+            return
+        entry = self._deltas[t]
+        for i, v in enumerate(vec):
+            entry[i] -= sign * v
+        entry[4] -= 1
+        if entry[4] == 0:
+            del self._deltas[t]
+
+    def _busy(self, start: float, end: float, undo: bool) -> None:
+        one = (0, 0, 0, 1)
+        apply = self._unbump if undo else self._bump
+        apply(start, one, 1)
+        if end != INF:
+            apply(end, one, -1)
+
+    def _cover_change(self, ranks: Iterable[int], interval, adding: bool) -> None:
+        for rank in ranks:
+            intervals = self._cover.setdefault(rank, [])
+            old = _union(intervals)
+            if adding:
+                intervals.append(interval)
+            else:
+                intervals.remove(interval)
+                if not intervals:
+                    del self._cover[rank]
+            new = _union(intervals)
+            if old == new:
+                continue
+            for start, end in new:
+                self._busy(start, end, undo=False)
+            for start, end in old:
+                self._busy(start, end, undo=True)
+
+    def add(
+        self,
+        start: float | None,
+        end: float,
+        vec: Vec,
+        ranks: Iterable[int] | None = None,
+    ) -> None:
+        """Add an item using *vec* from *start* (None: running) until *end*.
+
+        With *ranks*, busy nodes are counted exactly; without, ``vec[3]``
+        is summed.
+        """
+        t0 = -INF if start is None else start
+        counts = vec if ranks is None else (vec[0], vec[1], vec[2], 0)
+        self._bump(t0, counts, 1)
+        if end != INF:
+            self._bump(end, counts, -1)
+            self._ends[end] = self._ends.get(end, 0) + 1
+        if ranks is not None:
+            self._cover_change(ranks, (t0, end), adding=True)
+        self.version += 1
+
+    def remove(
+        self,
+        start: float | None,
+        end: float,
+        vec: Vec,
+        ranks: Iterable[int] | None = None,
+    ) -> None:
+        """Remove an item previously added with the same arguments."""
+        t0 = -INF if start is None else start
+        counts = vec if ranks is None else (vec[0], vec[1], vec[2], 0)
+        self._unbump(t0, counts, 1)
+        if end != INF:
+            self._unbump(end, counts, -1)
+            count = self._ends[end] - 1
+            if count:
+                self._ends[end] = count
+            else:
+                del self._ends[end]
+        if ranks is not None:
+            self._cover_change(ranks, (t0, end), adding=False)
+        self.version += 1
+
+    # -- queries ----------------------------------------------------------------
+
+    def _steps(self, floor: float, minus: Profile | None, own) -> Iterator[tuple]:
+        """Yield ``(t, cores, gpus, full, busy, is_end)`` from *floor* on.
+
+        The first step starts at *floor*; each later one at a breakpoint.
+        *minus* (a rank-less profile whose breakpoints are all breakpoints of
+        this one) and *own* (``(start, end, vec)`` of one reservation in this
+        profile) are left out.
+        """
+        deltas = self._deltas
+        mdeltas = minus._deltas if minus is not None else None
+        c, g, n, b = self.base
+        if minus is not None:
+            mb = minus.base
+            c, g, n, b = c - mb[0], g - mb[1], n - mb[2], b - mb[3]
+        own_start = own_end = None
+        if own is not None:
+            own_start, own_end, ovec = own
+
+        def apply(t, c, g, n, b):
+            dv = deltas[t]
+            c, g, n, b = c + dv[0], g + dv[1], n + dv[2], b + dv[3]
+            if mdeltas is not None:
+                mv = mdeltas.get(t)
+                if mv is not None:
+                    c, g, n, b = c - mv[0], g - mv[1], n - mv[2], b - mv[3]
+            if t == own_start:
+                c, g, n, b = c - ovec[0], g - ovec[1], n - ovec[2], b - ovec[3]
+            if t == own_end:
+                c, g, n, b = c + ovec[0], g + ovec[1], n + ovec[2], b + ovec[3]
+            return c, g, n, b
+
+        for t in deltas.irange(maximum=floor):
+            c, g, n, b = apply(t, c, g, n, b)
+        yield floor, c, g, n, b, True
+        ends = self._ends
+        for t in deltas.irange(minimum=floor, inclusive=(False, False)):
+            c, g, n, b = apply(t, c, g, n, b)
+            yield t, c, g, n, b, t in ends
+
+    def candidates(
+        self,
+        floor: float,
+        duration: float,
+        need: Vec,
+        *,
+        include_floor: bool = True,
+        limit: float = INF,
+        minus: Profile | None = None,
+        own=None,
+        horizon: float = INF,
+    ) -> Iterator[float]:
+        """Yield start times, ascending, at which *need* may fit.
+
+        Candidates are *floor* (if *include_floor*) and every time after it
+        at which some item ends, below *limit*: a request that fits nowhere
+        else can only start fitting when something ends.  A candidate is
+        yielded unless the counts left over somewhere in its window
+        ``[t, t + duration)`` (``duration`` 0: forever) are too small for
+        *need* (cores, gpus, non-full nodes, idle nodes).  The caller then
+        asks the allocator; a failure there just moves on to the next
+        candidate.  A window never extends past *horizon* (the instance
+        expiration, when there is one).
+        """
+        cap = self.capacity
+        thr = [cap[i] - need[i] for i in range(4)]
+        if min(thr) < 0:
+            return
+        thr_c, thr_g, thr_n, thr_b = thr
+        steps = self._steps(floor, minus, own)
+        buf: list = []
+
+        def fill(i: int) -> bool:
+            while len(buf) <= i:
+                step = next(steps, None)
+                if step is None:
+                    return False
+                buf.append(step)
+            return True
+
+        i = 0
+        while fill(i):
+            t, _, _, _, _, is_end = buf[i]
+            if t >= limit:
+                return
+            if not is_end or (i == 0 and not include_floor):
+                i += 1
+                continue
+            tend = _window_end(t, duration, horizon)
+            k = i
+            blocked = False
+            while True:
+                tk, ck, gk, nk, bk, _ = buf[k]
+                if tk >= tend:
+                    break
+                if ck > thr_c or gk > thr_g or nk > thr_n or bk > thr_b:
+                    blocked = True
+                    break
+                k += 1
+                if not fill(k):
+                    break
+            if blocked:
+                # Every candidate up to step k has step k in its window.
+                i = k + 1
+                continue
+            yield t
+            i += 1
+
+    def fits_from(
+        self, floor: float, duration: float, need: Vec, horizon: float = INF
+    ) -> bool:
+        """True if the counts allow *need* during ``[floor, floor+duration)``.
+
+        Uses a prefix-maximum table cached per (*floor*, profile version),
+        so a scan over many jobs at the same *floor* costs a binary search
+        per job.
+        """
+        cache = self._prefix_cache
+        if cache is None or cache[0] != self.version or cache[1] != floor:
+            times: list = []
+            maxima: list = []
+            top = [-INF] * 4
+            for t, c, g, n, b, _ in self._steps(floor, None, None):
+                top = [max(top[0], c), max(top[1], g), max(top[2], n), max(top[3], b)]
+                times.append(t)
+                maxima.append(top)
+            cache = self._prefix_cache = (self.version, floor, times, maxima)
+        _, _, times, maxima = cache
+        tend = _window_end(floor, duration, horizon)
+        j = max(0, bisect.bisect_left(times, tend) - 1)
+        top, cap = maxima[j], self.capacity
+        return all(top[i] + need[i] <= cap[i] for i in range(4))
+
+    def free_now_upper(self) -> Vec:
+        """Upper bound on what is free now (capacity minus running usage)."""
+        cap, base = self.capacity, self.base
+        return tuple(cap[i] - base[i] for i in range(4))
+
+
+def _window_end(t: float, duration: float, horizon: float) -> float:
+    end = t + duration if duration > 0.0 else INF
+    end = min(end, horizon)
+    return end if end > t else INF

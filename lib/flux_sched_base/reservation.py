@@ -1,0 +1,259 @@
+"""Backfilling on reservations: EASY, conservative and everything between.
+
+:class:`ReservationScheduler` walks the queue in priority order.  The first
+``reservation_depth`` jobs that cannot start at once each hold a
+reservation (a start time and an R); every later job may start now only if
+it delays none of them.  Depth 1 is EASY backfilling (Mu'alem and
+Feitelson, 2001): one reservation, for the head of the queue, and a later
+job may start if it fits now and either ends before the reservation starts
+or uses only resources the reservation does not need; both clauses fall out
+of one question to the planner ("does it fit during ``[now, now +
+duration)`` around the reservation?").  Unlimited depth is conservative
+backfilling: every queued job holds a reservation.
+
+Reservations are kept from pass to pass.  For a job holding one, a pass:
+
+1. starts it on its reserved R if its start time has come;
+2. if the plan got lighter since the job last looked (a job ended early, a
+   reservation was dropped or moved earlier, resources came up, an
+   expiration was shortened), starts it now if it fits around every other
+   reservation, or moves its reservation earlier (compression);
+3. otherwise keeps the reservation if it is still free of conflicts;
+4. otherwise places it again, respecting only the reservations of
+   higher-priority jobs: it moves later only because a higher-priority job
+   arrived (or rose in priority), a running job's expiration was extended,
+   or resources went down (or a running job overran its end).
+
+A job without a reservation is placed respecting only higher-priority
+jobs' reservations, so a new high-priority job can push lower ones later,
+and a new low-priority job never delays anyone.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import time
+
+from flux.resource import InfeasibleRequest
+
+from flux_sched_base.annotations import (
+    BACKFILLED,
+    IMMEDIATE,
+    REASON_NO_ESTIMATE,
+    REASON_RESOURCES,
+    RESERVED,
+)
+from flux_sched_base.args import format_value
+from flux_sched_base.availability import contains
+from flux_sched_base.scheduler import PlanningScheduler, _shape, queue_order
+
+INF = math.inf
+
+
+class ReservationScheduler(PlanningScheduler):
+    """A :class:`PlanningScheduler` whose pass keeps up to
+    :attr:`reservation_depth` reservations and backfills around them."""
+
+    #: How many queued jobs hold a reservation: 1 is EASY, ``math.inf`` is
+    #: conservative backfilling.
+    reservation_depth: float = 1
+
+    def stats_get(self):
+        """Adds ``reservation_depth`` to the planner statistics."""
+        stats = super().stats_get()
+        stats["reservation_depth"] = format_value(self.reservation_depth)
+        return stats
+
+    def plan(self):
+        """One pass: reservations for the first jobs, then backfill."""
+        planner = self.planner
+        planner.begin_pass(time.time())
+        depth = self.reservation_depth
+        holders: set[int] = set()
+        waiting = False
+        cutoff = None
+        for job in self.pending_jobs():
+            if len(holders) >= depth:
+                break
+            cutoff = queue_order(job)
+            if self._hold(job, waiting):
+                holders.add(job.jobid)
+                waiting = True
+            yield
+        self._end_holder_phase(holders)
+        if len(holders) >= depth:
+            yield from self._backfill_phase(cutoff)
+
+    # -- the holder phase ----------------------------------------------------------
+
+    def _hold(self, job, waiting: bool) -> bool:
+        """Give *job* its start or its reservation; True if it must wait."""
+        planner = self.planner
+        jobid, rr = job.jobid, job.resource_request
+        now = planner.now
+        planner.settle(jobid)
+        res = planner.reservations.get(jobid)
+        had_reservation = res is not None
+        try:
+            if res is not None:
+                if res.start <= now:
+                    R = planner.start_reserved(jobid, rr.duration)
+                    if R is not None:
+                        self.start(job, R, RESERVED)
+                        return False
+                if res.checked < planner.lighten_epoch:
+                    found = self._compress(job, res)
+                    if found is not None:
+                        if found[0] <= now:
+                            self.start(job, found[1], RESERVED)
+                            return False
+                        self._reserve(job, *found)
+                        return True
+                if res.start > now and planner.is_valid(res):
+                    self._estimate(job, res.start)
+                    return True
+                planner.drop(jobid)
+            R = planner.start_now(jobid, rr, exclude_held=True)
+            if R is not None:
+                if had_reservation:
+                    selection = RESERVED
+                else:
+                    selection = BACKFILLED if waiting else IMMEDIATE
+                self.start(job, R, selection)
+                return False
+            found = planner.earliest(
+                jobid, rr, floor=now, include_floor=False, exclude_held=True
+            )
+        except InfeasibleRequest as exc:
+            self.deny(job, exc)
+            return False
+        if found is None:
+            self.annotations.update(
+                job, t_estimate=None, reason_pending=REASON_NO_ESTIMATE
+            )
+        else:
+            self._reserve(job, *found)
+        return True
+
+    def _compress(self, job, res):
+        """Look for an earlier start for a job holding reservation *res*.
+
+        Only resources that got lighter since the job last looked can make
+        an earlier start possible, so the search is limited to start times
+        at which one of those ranks could host part of the job.  Returns
+        ``(now, R)`` if the job fits now (the planner has allocated *R* to
+        it; the caller answers SUCCESS), ``(t, R)`` for an earlier
+        reservation, or None.
+        """
+        planner = self.planner
+        jobid, rr = job.jobid, job.resource_request
+        now = planner.now
+        lightened = planner.lightened_since(res.checked)
+        res.checked = planner.lighten_epoch
+        within = None
+        if lightened is not None:
+            within = planner.starts(
+                jobid, rr, floor=now, limit=res.start, ranks=lightened, needed=1
+            )
+            if within is not None and not within:
+                return None
+        if within is None or contains(within, now):
+            R = planner.start_now(jobid, rr)
+            if R is not None:
+                return now, R
+        return planner.earliest(
+            jobid, rr, floor=now, include_floor=False, limit=res.start, within=within
+        )
+
+    def _reserve(self, job, start: float, R) -> None:
+        planner = self.planner
+        end = planner.window_end(start, job.resource_request.duration)
+        planner.reserve(job.jobid, start, end, R)
+        self._estimate(job, start)
+
+    def _estimate(self, job, start: float) -> None:
+        self.annotations.update(job, t_estimate=start, reason_pending=REASON_RESOURCES)
+
+    def _end_holder_phase(self, holders: set[int]) -> None:
+        """Drop reservations and clear annotations of jobs no longer holding."""
+        planner = self.planner
+        for jobid in list(planner.held_ids):
+            planner.drop(jobid)
+        for jobid in self.annotations.annotated():
+            if jobid not in holders:
+                job = self._pending.get(jobid)
+                if job is not None:
+                    self.annotations.clear(job)
+
+    # -- the backfill phase ---------------------------------------------------------
+
+    def _backfill_phase(self, cutoff):
+        """Start, in priority order, the jobs after *cutoff* that fit now
+        without delaying a reservation.
+
+        Jobs with identical requests fit or not alike, so the scan walks
+        one job per group of identical requests (a heap of group heads in
+        priority order): its cost grows with the number of distinct
+        requests, not with the length of the queue.
+        """
+        failed: dict = {}
+        heap = [
+            (queue_order(job), n, key, job)
+            for n, (key, job) in enumerate(self.identical_groups(cutoff))
+        ]
+        heapq.heapify(heap)
+        serial = len(heap)
+        while heap:
+            if self._nothing_fits():
+                return
+            order, _, key, job = heapq.heappop(heap)
+            outcome = self._backfill(job, failed)
+            if outcome:
+                following = self.next_identical(key, order)
+                if following is not None:
+                    serial += 1
+                    heapq.heappush(
+                        heap, (queue_order(following), serial, key, following)
+                    )
+                yield
+            elif outcome is False:
+                yield
+            elif self.cheap_yield():
+                yield
+
+    def _nothing_fits(self) -> bool:
+        free = self.planner.profile.free_now_upper()
+        least = self.min_need()
+        return least is None or free[0] < least or free[2] < 1
+
+    def _backfill(self, job, failed: dict) -> bool | None:
+        """Start *job* now if it delays no reservation.
+
+        Returns True if it started (or was denied), False if the allocator
+        said no, None if cheap checks ruled it out.  A job started here
+        passes a waiting reservation holder: ``backfilled``.
+        """
+        planner = self.planner
+        rr = job.resource_request
+        shape = _shape(rr)
+        duration = rr.duration if rr.duration > 0.0 else INF
+        if shape in failed and failed[shape] <= duration:
+            # The same shape failed with a window no longer than this one,
+            # and starting jobs since only took resources away.
+            return None
+        if not planner.fits_counts_now(rr, self.need(job)):
+            if shape is not None:
+                failed[shape] = min(failed.get(shape, INF), duration)
+            return None
+        try:
+            R = planner.start_now(job.jobid, rr)
+        except InfeasibleRequest as exc:
+            self.deny(job, exc)
+            return True
+        if R is None:
+            if shape is not None:
+                failed[shape] = min(failed.get(shape, INF), duration)
+            return False
+        self.start(job, R, BACKFILLED)
+        return True

@@ -1,0 +1,389 @@
+"""PlanningScheduler: the base class of the reference schedulers.
+
+:class:`PlanningScheduler` is a :class:`flux.scheduler.Scheduler` that
+keeps a :class:`~flux_sched_base.planner.Planner` in step with every RFC 27
+event and gives a policy what it needs to write a scheduling pass:
+
+- the queue of pending jobs in priority order (``self._queue`` is a
+  ``SortedKeyList``: index 0 is the highest-priority job, then submission
+  order), with :meth:`PlanningScheduler.pending_jobs` to walk it while
+  starting jobs;
+- :meth:`PlanningScheduler.start` and :meth:`PlanningScheduler.deny` to
+  finalize requests with the right annotations;
+- :attr:`PlanningScheduler.annotations` to post ``t_estimate`` and
+  ``reason_pending`` with only the changes sent;
+- module arguments declared as :class:`~flux_sched_base.args.Option`
+  objects and validated at load time;
+- timing of each pass and planner figures in ``stats-get``.
+
+A policy overrides :meth:`PlanningScheduler.plan`, a generator: it should
+``yield`` after each job it did real work for (the base class hands control
+back to the reactor at every yield) and :meth:`PlanningScheduler.cheap_yield`
+otherwise.  If an event arrives while a pass is suspended, flux-python
+closes the pass and starts a new one; the planner's state is consistent at
+every yield, so nothing is lost.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import time
+from collections.abc import Iterator
+
+from flux.resource import InfeasibleRequest
+from flux.scheduler import PendingJob, Scheduler
+from sortedcontainers import SortedKeyList, SortedList
+
+from flux_sched_base import args as argsmod
+from flux_sched_base.annotations import Annotations, success_annotations
+from flux_sched_base.planner import Planner
+
+
+def queue_order(job: PendingJob):
+    """A job's position in the queue, as a sort key."""
+    # Same order as PendingJob.__lt__ and the job-manager: priority
+    # descending, then submission (job ids grow with submission).
+    return (-job.priority, job.jobid)
+
+
+def _shape(request):
+    """A hashable key for requests with the same resource shape, or None."""
+    try:
+        return (
+            repr(request.node_count),
+            repr(request.slot_count),
+            request.slot_size,
+            request.gpu_per_slot,
+            request.exclusive,
+            json.dumps(request.constraint, sort_keys=True, default=str),
+        )
+    except (AttributeError, TypeError, ValueError):
+        return None
+
+
+class PlanningScheduler(Scheduler):
+    """Base class for schedulers that plan with a :class:`Planner`.
+
+    Subclasses set :attr:`queue_depth` (flux-python's attribute) and
+    :attr:`options`, and override :meth:`plan`.  All allocations must go
+    through :attr:`planner` (``planner.start_now`` or
+    ``planner.start_reserved``) so that the plan and the pool agree.
+    """
+
+    #: Module arguments this class understands, besides the built-in
+    #: ``queue-depth=``, ``log-level=`` and ``pool-class=``.  Subclasses add
+    #: theirs; options of every class in the MRO are collected.
+    options: tuple[argsmod.Option, ...] = ()
+
+    #: Skipped jobs between two yields when a pass only does cheap checks.
+    CHEAP_YIELD_EVERY = 64
+
+    def __init__(self, h, *args):
+        super().__init__(h, *args)
+        values = argsmod.consume(
+            self._pending_args, argsmod.collect(type(self).__mro__)
+        )
+        for attribute, value in values.items():
+            setattr(self, attribute, value)
+        self._queue = SortedKeyList(key=queue_order)
+        self._pending: dict[int, PendingJob] = {}
+        self._needs: dict[int, tuple[int, int, int, int]] = {}
+        self._min_needs = SortedList()
+        # Jobs with identical requests (shape and duration), each bucket in
+        # priority order: a backfill scan only needs each bucket's first job.
+        self._bucket_of: dict[int, tuple] = {}
+        self._buckets: dict[tuple, SortedKeyList] = {}
+        self._feasible: dict = {}
+        #: The plan; created when the first resources arrive.
+        self.planner: Planner | None = None
+        #: Annotation bookkeeping for pending jobs.
+        self.annotations = Annotations()
+        self._event = 0
+        self._cheap = 0
+        self._last_pass_time = 0.0
+        self._max_pass_time = 0.0
+        self._passes_done = 0
+        self._passes_aborted = 0
+        self._recent_passes: collections.deque = collections.deque(maxlen=32)
+        if not self._subclass_defines_init():
+            self._reject_unknown_args()
+
+    def _subclass_defines_init(self) -> bool:
+        # flux-python rejects leftover arguments only after the __init__ of
+        # the instantiated class itself; a policy class without __init__
+        # inherits ours, so we check here unless a subclass will.
+        for klass in type(self).__mro__:
+            if klass is PlanningScheduler:
+                return False
+            if "__init__" in klass.__dict__:
+                return True
+        return False
+
+    # -- events -------------------------------------------------------------------
+
+    def _changed(self) -> None:
+        self._event += 1
+        if self.planner is not None:
+            self.planner.invalidate()
+
+    def resource_update(self):
+        """Keep the planner's view of ranks, topology and capacity current."""
+        if self.planner is None:
+            self.planner = Planner(self.resources, self.log)
+        else:
+            self.planner.refresh_resources()
+        self._feasible.clear()
+        self._changed()
+
+    def hello(self, jobid, priority, userid, t_submit, R):
+        """Register a running job and plan its end from R's expiration."""
+        super().hello(jobid, priority, userid, t_submit, R)
+        self.planner.add_running(jobid, R, R.expiration)
+        self._changed()
+
+    def alloc(self, request, jobid, priority, userid, t_submit, jobspec):
+        """Parse and queue a request; deny one that can never be satisfied."""
+        self._changed()
+        try:
+            rr = self.resources.parse_resource_request(jobspec)
+        except Exception as exc:  # jobspec is untrusted input
+            self.log.error(f"alloc: cannot parse jobspec for {jobid}: {exc}")
+            request.deny(f"cannot parse jobspec: {exc}")
+            return
+        error = self._infeasible(rr)
+        if error is not None:
+            request.deny(error)
+            return
+        job = PendingJob(jobid, priority, t_submit, request, rr)
+        self._queue.add(job)
+        self._pending[jobid] = job
+        need = self.planner.need(rr)
+        self._needs[jobid] = need
+        self._min_needs.add((need[0], jobid))
+        key = (_shape(rr), rr.duration)
+        if key[0] is None:
+            key = ("unique", jobid)
+        self._bucket_of[jobid] = key
+        self._bucket_add(job)
+
+    def _bucket_add(self, job: PendingJob) -> None:
+        key = self._bucket_of[job.jobid]
+        bucket = self._buckets.get(key)
+        if bucket is None:
+            bucket = self._buckets[key] = SortedKeyList(key=queue_order)
+        bucket.add(job)
+
+    def _bucket_remove(self, job: PendingJob) -> None:
+        key = self._bucket_of[job.jobid]
+        bucket = self._buckets[key]
+        bucket.remove(job)
+        if not bucket:
+            del self._buckets[key]
+
+    def _infeasible(self, request) -> str | None:
+        key = _shape(request)
+        if key is not None and key in self._feasible:
+            return self._feasible[key]
+        try:
+            self.resources.check_feasibility(request)
+            error = None
+        except OSError as exc:
+            error = str(exc) or "unsatisfiable request"
+        if key is not None:
+            self._feasible[key] = error
+        return error
+
+    def free(self, jobid, R, final=False):
+        """Return resources to the pool and take the job out of the plan."""
+        super().free(jobid, R, final)
+        self.planner.release(jobid, R, final, time.time())
+        self._changed()
+
+    def cancel(self, jobid):
+        """Withdraw a pending request (user cancel or job-manager withdrawal)."""
+        self._changed()
+        job = self._pending.get(jobid)
+        if job is None:
+            return  # a repeated sched.cancel: already answered
+        self._remove(job)
+        job.request.cancel()
+
+    def prioritize(self, jobs):
+        """Apply new priorities.  A job whose priority rises loses its
+        reservation and is placed again, as if it had just arrived."""
+        self._changed()
+        for jobid, priority in jobs:
+            job = self._pending.get(jobid)
+            if job is None or job.priority == priority:
+                continue
+            self._queue.remove(job)
+            self._bucket_remove(job)
+            if priority > job.priority:
+                self.planner.drop(jobid)
+            job.priority = priority
+            self._queue.add(job)
+            self._bucket_add(job)
+
+    def expiration(self, msg, jobid, expiration):
+        """Move a running job's planned end, then accept the update."""
+        self._changed()
+        self.planner.set_expiration(jobid, expiration)
+        self.resources.update_expiration(jobid, expiration)
+        self.handle.respond(msg, None)
+
+    # -- finalizing requests ----------------------------------------------------------
+
+    def _remove(self, job: PendingJob) -> None:
+        self._queue.remove(job)
+        self._bucket_remove(job)
+        del self._bucket_of[job.jobid]
+        del self._pending[job.jobid]
+        need = self._needs.pop(job.jobid)
+        self._min_needs.remove((need[0], job.jobid))
+        self.annotations.forget(job.jobid)
+        if self.planner is not None:
+            self.planner.drop(job.jobid)
+
+    def start(self, job: PendingJob, R, selection_type: str) -> None:
+        """Answer SUCCESS for a job the planner has just allocated *R* to.
+
+        Sends ``resource_summary`` and ``selection_type``; flux-python's
+        ``success(clear=True)`` nulls the pending-state keys sent before.
+        """
+        self._remove(job)
+        job.request.success(R, success_annotations(R, selection_type))
+
+    def deny(self, job: PendingJob, error: Exception | str) -> None:
+        """Deny a request that can never be satisfied."""
+        self._remove(job)
+        job.request.deny(str(error) or "unsatisfiable request")
+
+    def min_need(self) -> int | None:
+        """Fewest cores any pending job needs (None if the queue is empty)."""
+        return self._min_needs[0][0] if self._min_needs else None
+
+    def need(self, job: PendingJob) -> tuple[int, int, int, int]:
+        """Lower bounds on what *job* needs (see ``Planner.need``)."""
+        return self._needs[job.jobid]
+
+    def identical_groups(self, after) -> list[tuple[tuple, PendingJob]]:
+        """``(group key, first job after *after*)`` for each group of jobs
+        with identical requests (same shape and duration), in priority
+        order of those first jobs.
+
+        *after* is a queue key (:func:`queue_order`) or None for the whole
+        queue.  Identical requests fit or not alike, so a scan for jobs
+        that fit now need only try each group's first job, and the group's
+        next one (:meth:`next_identical`) when one starts.
+        """
+        heads = []
+        for key in self._buckets:
+            job = self.next_identical(key, after)
+            if job is not None:
+                heads.append((key, job))
+        heads.sort(key=lambda kj: queue_order(kj[1]))
+        return heads
+
+    def next_identical(self, key: tuple, after) -> PendingJob | None:
+        """The first job of group *key* after queue key *after*."""
+        bucket = self._buckets.get(key)
+        if bucket is None:
+            return None
+        index = 0 if after is None else bucket.bisect_key_right(after)
+        return bucket[index] if index < len(bucket) else None
+
+    # -- passes -----------------------------------------------------------------------
+
+    def pending_jobs(self, chunk: int = 256) -> Iterator[PendingJob]:
+        """Pending jobs in priority order, safe while jobs are started.
+
+        Reads the queue a chunk at a time, so a pass that stops early does
+        not pay for the whole queue.  Jobs finalized while the walk is
+        suspended are skipped.
+        """
+        index = 0
+        queue = self._queue
+        while True:
+            batch = list(queue.islice(index, index + chunk))
+            if not batch:
+                return
+            before = len(queue)
+            for job in batch:
+                if job.jobid in self._pending:
+                    yield job
+            index += len(batch) - (before - len(queue))
+
+    def cheap_yield(self) -> bool:
+        """Count a cheap step; True when the pass should yield now."""
+        self._cheap += 1
+        if self._cheap >= self.CHEAP_YIELD_EVERY:
+            self._cheap = 0
+            return True
+        return False
+
+    def plan(self) -> Iterator[None]:
+        """One scheduling pass (a generator); policies override this."""
+        return iter(())
+
+    def schedule(self):
+        """Run :meth:`plan` as a generator pass, timing the work it does."""
+        if self.planner is None:
+            return None
+        return self._timed(self.plan())
+
+    def _timed(self, gen: Iterator[None]):
+        event = self._event
+        elapsed = 0.0
+        t0 = time.perf_counter()
+        try:
+            for _ in gen:
+                elapsed += time.perf_counter() - t0
+                yield
+                t0 = time.perf_counter()
+                if self._event != event:
+                    # Something changed while suspended and the queue went
+                    # empty (flux-python only restarts a pass if it is not).
+                    self._passes_aborted += 1
+                    return
+            elapsed += time.perf_counter() - t0
+        except GeneratorExit:
+            self._passes_aborted += 1
+            raise
+        finally:
+            gen.close()
+        self._passes_done += 1
+        self._recent_passes.append(elapsed)
+        self._last_pass_time = elapsed
+        self._max_pass_time = max(self._max_pass_time, elapsed)
+
+    def stats_get(self):
+        """flux-python's statistics plus planner figures.
+
+        Added fields: ``running_jobs``, ``reserved_jobs``, ``profile_size``
+        (breakpoints in the usage profile), ``allocator_probes``,
+        ``last_pass_time`` and ``max_pass_time`` (seconds of work in a
+        completed pass, measured with :func:`time.perf_counter`),
+        ``recent_pass_times`` (the last 32 of them, oldest first),
+        ``passes_completed``, ``passes_aborted``, ``annotations_sent``, and
+        the values of this scheduler's own module arguments.
+        """
+        stats = super().stats_get()
+        if self.planner is not None:
+            stats.update(self.planner.stats())
+        stats.update(
+            {
+                "last_pass_time": self._last_pass_time,
+                "max_pass_time": self._max_pass_time,
+                "recent_pass_times": list(self._recent_passes),
+                "passes_completed": self._passes_done,
+                "passes_aborted": self._passes_aborted,
+                "annotations_sent": self.annotations.updates,
+            }
+        )
+        for opt in argsmod.collect(type(self).__mro__):
+            stats[opt.attribute] = argsmod.format_value(getattr(self, opt.attribute))
+        return stats
+
+
+__all__ = ["PlanningScheduler", "InfeasibleRequest"]

@@ -1,0 +1,49 @@
+"""schedkit-conservative: conservative backfill scheduler for Flux.
+
+Every queued job, up to ``reservation-depth`` in priority order, holds a
+reservation: a start time (``sched.t_estimate``) and the resources it will
+get then.  A job starts early only if it delays no reservation.
+Reservations are kept from pass to pass and only move earlier
+(compression, when jobs end before their time limit); a job's reservation
+moves later only when a higher-priority job arrives (or rises in
+priority), a running job's expiration is extended, or resources go down.
+Jobs past the depth may start now if they delay no reservation, as in EASY
+(reservation-depth=1 is EASY; a depth N in between is a hybrid).
+
+Load with::
+
+    flux module load $(flux-schedkit path conservative)
+        [reservation-depth=N|unlimited] [queue-depth=N|unlimited]
+        [log-level=LEVEL]
+
+``reservation-depth`` (default unlimited): conservative backfilling as
+defined gives every job a reservation, so every user sees a start time
+that can only improve.  Each pass revisits every reservation, so on very
+long queues a bound (e.g. 64) keeps passes short at the price of
+guarantees for jobs past it.
+
+``queue-depth`` (default unlimited): reservations are only as good as the
+queue the scheduler sees; a job the job-manager has not sent can neither
+hold a reservation nor be backfilled.
+"""
+
+from flux_sched_base import UNLIMITED, Option, ReservationScheduler, count_or_unlimited
+
+
+class ConservativeScheduler(ReservationScheduler):
+    """Conservative backfilling: a reservation for every queued job."""
+
+    queue_depth = "unlimited"
+    options = (
+        Option(
+            "reservation-depth",
+            "reservation_depth",
+            UNLIMITED,
+            count_or_unlimited(minimum=1),
+            "number of queued jobs that hold a reservation",
+        ),
+    )
+
+
+def mod_main(h, *args):
+    ConservativeScheduler(h, *args).run()

@@ -1,0 +1,41 @@
+"""schedkit-easy: EASY backfill scheduler for Flux.
+
+The full EASY rule of Mu'alem and Feitelson (2001).  The first job in
+priority order that cannot start gets a reservation: a start time (the
+shadow time, ``sched.t_estimate``) and the resources it will get then.  A
+later job may start now if it fits now and either ends before the shadow
+time or uses only resources the reservation does not need.  (Applying only
+the first clause, as flux-core's ``sched-backfill`` does, misses backfills
+such as a long one-node job on a node the head will not use.)
+
+The reservation is kept from pass to pass and only moves earlier (when
+jobs end before their time limit), except when a higher-priority job
+arrives (it takes the reservation), a running job's expiration is
+extended, or resources go down.  Running jobs are planned to end at their
+expiration; a job without a time limit never ends in the plan, and a job
+without a time limit can be backfilled only on resources the reservation
+does not need.
+
+Load with::
+
+    flux module load $(flux-schedkit path easy) [queue-depth=N|unlimited]
+        [log-level=LEVEL]
+
+``queue-depth`` (default unlimited): a backfilling scheduler must see its
+queue: a job the job-manager has not sent can never be backfilled.  A pass
+stops scanning as soon as too little is free for any queued job, so a long
+queue costs little when the machine is full.
+"""
+
+from flux_sched_base import ReservationScheduler
+
+
+class EasyScheduler(ReservationScheduler):
+    """EASY backfilling: one reservation, for the head of the queue."""
+
+    queue_depth = "unlimited"
+    reservation_depth = 1
+
+
+def mod_main(h, *args):
+    EasyScheduler(h, *args).run()

@@ -1,0 +1,115 @@
+"""schedkit-fifo: strict priority FIFO scheduler for Flux.
+
+Jobs start in the job-manager's order (priority, then submission).  The
+head of the queue blocks everyone behind it: no job ever starts while a
+higher-priority job waits.  Behind a blocked head, the first
+``forecast-depth`` jobs get a ``sched.t_estimate`` by forward planning:
+each is placed at the earliest time it fits after the job ahead of it
+starts, given when running jobs end (their expiration).
+
+Load with::
+
+    flux module load $(flux-schedkit path fifo) [queue-depth=N|unlimited]
+        [forecast-depth=N|unlimited] [log-level=LEVEL]
+
+``queue-depth`` (default 8): how many alloc requests the job-manager keeps
+outstanding.  FIFO only ever starts the head, so a short queue costs
+nothing in scheduling quality and keeps the job-manager's withdrawals and
+this module's work small (as sched-simple does).
+
+``forecast-depth`` (default 8): how many queued jobs get a ``t_estimate``
+(0 disables estimates).  Each estimate costs a walk of the plan, so the
+bound keeps a pass cheap however long the queue is.
+"""
+
+import time
+
+from flux.resource import InfeasibleRequest
+
+from flux_sched_base import Option, PlanningScheduler, count_or_unlimited
+from flux_sched_base.annotations import (
+    IMMEDIATE,
+    REASON_NO_ESTIMATE,
+    REASON_PRIORITY,
+    REASON_RESOURCES,
+)
+
+
+class FifoScheduler(PlanningScheduler):
+    """Strict priority FIFO with forward-planned start estimates."""
+
+    queue_depth = 8
+    options = (
+        Option(
+            "forecast-depth",
+            "forecast_depth",
+            8,
+            count_or_unlimited(minimum=0),
+            "number of queued jobs that get a t_estimate",
+        ),
+    )
+
+    def plan(self):
+        """Start jobs from the head while they fit; then estimate."""
+        planner = self.planner
+        planner.begin_pass(time.time())
+        for jobid in list(planner.reservations):
+            planner.drop(jobid, lighten=False)  # estimates are redone each pass
+        blocked = False
+        for job in self.pending_jobs():
+            try:
+                R = planner.start_now(
+                    job.jobid, job.resource_request, ignore_reservations=True
+                )
+            except InfeasibleRequest as exc:
+                self.deny(job, exc)
+                yield
+                continue
+            if R is None:
+                blocked = True
+                break
+            self.start(job, R, IMMEDIATE)
+            yield
+        if blocked:
+            yield from self._forecast()
+
+    def _forecast(self):
+        """Give the first ``forecast_depth`` jobs their FIFO start times."""
+        planner = self.planner
+        estimated = set()
+        floor, include_floor = planner.now, False
+        position = 0
+        for job in self.pending_jobs():
+            if position >= self.forecast_depth:
+                break
+            rr = job.resource_request
+            try:
+                found = planner.earliest(
+                    job.jobid, rr, floor=floor, include_floor=include_floor
+                )
+            except InfeasibleRequest as exc:
+                self.deny(job, exc)
+                yield
+                continue
+            estimated.add(job.jobid)
+            reason = REASON_RESOURCES if position == 0 else REASON_PRIORITY
+            position += 1
+            if found is None:
+                # Nothing that ends frees enough: no estimate here or behind.
+                self.annotations.update(
+                    job, t_estimate=None, reason_pending=REASON_NO_ESTIMATE
+                )
+                break
+            start, R = found
+            end = planner.window_end(start, rr.duration)
+            planner.reserve(job.jobid, start, end, R)
+            self.annotations.update(job, t_estimate=start, reason_pending=reason)
+            floor, include_floor = start, True
+            yield
+        for jobid in self.annotations.annotated():
+            if jobid not in estimated and jobid in self._pending:
+                self.annotations.clear(self._pending[jobid])
+
+
+def mod_main(h, *args):
+    FifoScheduler(h, *args).run()

@@ -1,0 +1,235 @@
+"""The planner on a real Rv1Pool: earliest starts, both EASY clauses,
+reservation checks, and scratch copies that always show the right window."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from flux.idset import IDset
+from flux.resource import ResourcePool
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from flux_sched_base.planner import Planner
+from mock_broker.clock import VirtualClock
+from mock_broker.jobspec import make_jobspec
+from mock_broker.machine import Machine
+
+INF = math.inf
+NOW = 1000.0
+
+
+@pytest.fixture(autouse=True)
+def frozen_time():
+    with VirtualClock(NOW).active():
+        yield
+
+
+def make_planner(nodes=4, cores=4, gpus=0):
+    pool = ResourcePool(Machine.uniform(nodes, cores, gpus).to_R())
+    planner = Planner(pool)
+    planner.begin_pass(NOW)
+    return pool, planner
+
+
+def request(pool, nodes=None, slots=1, cores=4, duration=100.0, **kw):
+    return pool.parse_resource_request(
+        make_jobspec(nodes=nodes, slots=slots, cores=cores, duration=duration, **kw)
+    )
+
+
+def run(planner, pool, jobid, **kw):
+    R = planner.start_now(jobid, request(pool, **kw), ignore_reservations=True)
+    assert R is not None
+    return R
+
+
+def ranks_of(R):
+    ranks = set()
+    for entry in R.to_dict()["execution"]["R_lite"]:
+        ranks.update(IDset(entry["rank"]))
+    return ranks
+
+
+def test_start_now_stamps_R_and_records_the_end():
+    pool, planner = make_planner()
+    R = run(planner, pool, 1, nodes=2, slots=2, duration=100.0)
+    execution = R.to_dict()["execution"]
+    assert (execution["starttime"], execution["expiration"]) == (NOW, NOW + 100.0)
+    assert planner.running[1].end == NOW + 100.0
+    assert dict(pool.job_end_times())[1] == NOW + 100.0
+
+
+def test_earliest_waits_for_running_jobs_to_end():
+    pool, planner = make_planner()
+    run(planner, pool, 1, nodes=2, slots=2, duration=100.0)
+    run(planner, pool, 2, nodes=1, slots=1, duration=300.0)
+    t, R = planner.earliest(3, request(pool, nodes=3, slots=3), floor=NOW)
+    assert t == NOW + 100.0
+    assert (
+        planner.earliest(4, request(pool, nodes=4, slots=4), floor=NOW)[0]
+        == NOW + 300.0
+    )
+
+
+def test_both_easy_clauses_and_the_reservation_they_protect():
+    pool, planner = make_planner()
+    run(planner, pool, 1, nodes=2, slots=2, duration=100.0)
+    head = request(pool, nodes=3, slots=3)
+    t, R = planner.earliest(10, head, floor=NOW, include_floor=False)
+    planner.reserve(10, t, t + 100.0, R)
+    spare = ({0, 1, 2, 3} - ranks_of(R)).pop()
+    # Clause 1: ends before the reservation starts: anywhere.
+    assert planner.start_now(11, request(pool, nodes=1, duration=100.0)) is not None
+    # Clause 2: runs past it: only on the node the reservation leaves.
+    R12 = planner.start_now(12, request(pool, nodes=1, duration=1000.0))
+    assert R12 is not None and ranks_of(R12) == {spare}
+    assert planner.start_now(13, request(pool, nodes=1, duration=1000.0)) is None
+    assert planner.is_valid(planner.reservations[10])
+
+
+def test_start_reserved_uses_the_reserved_R():
+    pool, planner = make_planner()
+    t, R = planner.earliest(5, request(pool, nodes=2, slots=2), floor=NOW)
+    assert t == NOW
+    planner.reserve(5, NOW, NOW + 100.0, R)
+    started = planner.start_reserved(5, 100.0)
+    assert started is R
+    assert 5 in planner.running and 5 not in planner.reservations
+
+
+def test_invalid_when_a_running_job_is_extended_or_a_rank_goes_down():
+    pool, planner = make_planner()
+    run(planner, pool, 1, nodes=4, slots=4, duration=100.0)
+    t, R = planner.earliest(2, request(pool, nodes=4, slots=4), floor=NOW)
+    res = planner.reserve(2, t, t + 100.0, R)
+    assert planner.is_valid(res)
+    planner.set_expiration(1, NOW + 150.0)
+    assert not planner.is_valid(res)
+    planner.set_expiration(1, NOW + 100.0)
+    assert planner.is_valid(res)
+    pool.mark_down("3")
+    planner.refresh_resources()
+    assert not planner.is_valid(res)
+
+
+def test_lightening_is_logged_by_rank():
+    pool, planner = make_planner()
+    run(planner, pool, 1, nodes=1, duration=100.0)
+    epoch = planner.lighten_epoch
+    planner.release(1, final=True, now=NOW + 10.0)  # before its end
+    assert planner.lighten_epoch == epoch + 1
+    assert planner.lightened_since(epoch) == set(planner.node_cores) & {0}
+
+
+def test_starts_counts_ranks_free_for_the_whole_window():
+    pool, planner = make_planner()
+    # Reservations take every node in turn for 100 s: at each instant three
+    # nodes are free, but no node is free for 350 s before rank 0 is, at 100.
+    for i, rank in enumerate(range(4)):
+        rr = request(pool, nodes=1, duration=100.0, constraints={"ranks": [str(rank)]})
+        t, R = planner.earliest(20 + i, rr, floor=NOW + 100.0 * i)
+        planner.reserve(20 + i, t, t + 100.0, R)
+    long = request(pool, nodes=1, duration=350.0)
+    assert list(planner.profile.candidates(NOW, 350.0, planner.need(long)))[0] == NOW
+    starts = planner.starts(30, long, floor=NOW)
+    assert starts == [(NOW + 100.0, INF)]
+    assert planner.earliest(30, long, floor=NOW)[0] == NOW + 100.0
+
+
+# -- scratch copies against a brute-force recomputation ------------------------
+
+
+def expected_allocated(planner, t, tend, considered):
+    cores: dict[int, set] = {}
+    for item in planner.running.values():
+        if t == planner.now or item.end > t:
+            for rank, (c, _) in item.ranks.items():
+                cores.setdefault(rank, set()).update(c)
+    for item in planner.reservations.values():
+        if considered(item) and item.start < tend and item.end > t:
+            for rank, (c, _) in item.ranks.items():
+                cores.setdefault(rank, set()).update(c)
+    return cores
+
+
+def scratch_allocated(scratch):
+    return {
+        rank: set(info["allocated_cores"])
+        for rank, info in scratch.pool.impl._ranks.items()
+        if info["allocated_cores"]
+    }
+
+
+_op = st.tuples(
+    st.sampled_from(["goto", "goto", "goto", "drop", "start"]),
+    st.integers(0, 8),  # time step x 50 s
+    st.integers(1, 6),  # duration x 50 s
+    st.integers(0, 3),  # which / exclude
+)
+
+
+@settings(
+    max_examples=150,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(
+    st.lists(st.tuples(st.integers(1, 2), st.integers(1, 8)), min_size=1, max_size=5),
+    st.lists(
+        st.tuples(st.integers(1, 3), st.integers(1, 4), st.integers(0, 8)),
+        min_size=1,
+        max_size=6,
+    ),
+    st.lists(_op, min_size=1, max_size=25),
+)
+def test_scratch_always_shows_the_requested_window(running, reserved, ops):
+    pool, planner = make_planner(nodes=4, cores=4)
+    jobid = 1
+    for nodes, tens in running:
+        rr = request(pool, nodes=nodes, slots=nodes, cores=2, duration=50.0 * tens)
+        planner.start_now(jobid, rr, ignore_reservations=True)
+        jobid += 1
+    for nodes, tens, at in reserved:
+        rr = request(pool, nodes=nodes, slots=nodes, cores=2, duration=50.0 * tens)
+        found = planner.earliest(jobid, rr, floor=NOW + 50.0 * at)
+        if found is not None:
+            planner.reserve(jobid, found[0], found[0] + rr.duration, found[1])
+        jobid += 1
+    for kind, step, tens, which in ops:
+        ids = sorted(planner.reservations)
+        if kind == "drop" and ids:
+            planner.drop(ids[which % len(ids)])
+            continue
+        if kind == "start":
+            rr = request(pool, nodes=1, cores=1, duration=50.0 * tens)
+            planner.start_now(jobid, rr)
+            jobid += 1
+            continue
+        t = NOW + 50.0 * step
+        tend = t + 50.0 * tens
+        excluded = ids[which % len(ids)] if ids and which else None
+
+        def considered(item, excluded=excluded):
+            return item.jobid != excluded
+
+        scratch = planner._scratch()
+        scratch.goto(t, tend, considered)
+        assert scratch_allocated(scratch) == {
+            r: c
+            for r, c in expected_allocated(planner, t, tend, considered).items()
+            if c
+        }
+    # The real pool holds exactly the running jobs.
+    real = {
+        rank: set(info["allocated_cores"])
+        for rank, info in pool.impl._ranks.items()
+        if info["allocated_cores"]
+    }
+    assert real == {
+        r: c
+        for r, c in expected_allocated(planner, NOW, NOW, lambda item: False).items()
+        if c
+    }

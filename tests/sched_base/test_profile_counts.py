@@ -1,0 +1,91 @@
+"""The aggregate usage profile: counts over time and candidate start times."""
+
+from __future__ import annotations
+
+import math
+
+from flux_sched_base.profile import Profile
+
+INF = math.inf
+CAP = (16, 0, 4, 4)  # 4 nodes x 4 cores
+
+
+def test_running_and_reservations_make_steps():
+    p = Profile(CAP)
+    p.add(None, 100.0, (8, 0, 2, 2), ranks=[0, 1])
+    p.add(100.0, 200.0, (12, 0, 3, 3), ranks=[0, 1, 2])
+    steps = [(t, c, n, b) for t, c, _, n, b, _ in p._steps(0.0, None, None)]
+    assert steps == [(0.0, 8, 2, 2), (100.0, 12, 3, 3), (200.0, 0, 0, 0)]
+    assert p.free_now_upper() == (8, 0, 2, 2)
+
+
+def test_busy_nodes_are_counted_once_per_rank():
+    p = Profile(CAP)
+    p.add(None, 100.0, (1, 0, 0, 1), ranks=[0])
+    p.add(None, 150.0, (1, 0, 0, 1), ranks=[0])
+    p.add(100.0, 300.0, (2, 0, 0, 1), ranks=[0])
+    busy = [(t, b) for t, _, _, _, b, _ in p._steps(0.0, None, None)]
+    # rank 0 is busy without a gap until 300
+    assert busy[0] == (0.0, 1) and busy[-1] == (300.0, 0)
+    assert all(b == 1 for t, b in busy if t < 300.0)
+
+
+def test_remove_restores_an_empty_profile():
+    p = Profile(CAP)
+    items = [
+        (None, 100.0, (4, 0, 1, 1), [0]),
+        (50.0, 150.0, (8, 0, 2, 2), [1, 2]),
+        (100.0, INF, (4, 0, 1, 1), [0]),
+    ]
+    for item in items:
+        p.add(*item)
+    for item in reversed(items):
+        p.remove(*item)
+    assert len(p) == 0 and p.base == [0, 0, 0, 0] and not p._cover and not p._ends
+
+
+def test_candidates_are_end_times_where_the_counts_fit():
+    p = Profile(CAP)
+    p.add(None, 100.0, (16, 0, 4, 4), ranks=[0, 1, 2, 3])  # full until 100
+    p.add(200.0, 300.0, (8, 0, 2, 2), ranks=[0, 1])
+    need = (16, 0, 4, 4)
+    assert list(p.candidates(0.0, 50.0, need)) == [100.0, 300.0]
+    # A 150 s job would overlap the reservation at 200: only after it.
+    assert list(p.candidates(0.0, 150.0, need)) == [300.0]
+    # Half the machine fits beside the reservation.
+    assert list(p.candidates(0.0, 500.0, (8, 0, 2, 2))) == [100.0, 300.0]
+    assert list(p.candidates(0.0, 50.0, need, limit=100.0)) == []
+
+
+def test_candidates_leave_out_own_and_minus():
+    p = Profile(CAP)
+    p.add(None, 100.0, (16, 0, 4, 4), ranks=[0, 1, 2, 3])
+    p.add(100.0, 200.0, (16, 0, 4, 4), ranks=[0, 1, 2, 3])
+    need = (16, 0, 4, 4)
+    assert list(p.candidates(0.0, 50.0, need)) == [200.0]
+    own = (100.0, 200.0, (16, 0, 4, 4, 4)[:4])
+    assert list(p.candidates(0.0, 50.0, need, own=own)) == [100.0, 200.0]
+    held = Profile(CAP)
+    held.add(100.0, 200.0, (16, 0, 4, 4))
+    assert list(p.candidates(0.0, 50.0, need, minus=held)) == [100.0, 200.0]
+
+
+def test_horizon_shortens_windows():
+    p = Profile(CAP)
+    p.add(None, 100.0, (16, 0, 4, 4), ranks=[0, 1, 2, 3])
+    p.add(300.0, 400.0, (16, 0, 4, 4), ranks=[0, 1, 2, 3])
+    need = (16, 0, 4, 4)
+    # No end: only after the reservation...
+    assert list(p.candidates(0.0, 0.0, need)) == [400.0]
+    # ...unless the instance ends before it.
+    assert list(p.candidates(0.0, 0.0, need, horizon=300.0)) == [100.0, 400.0]
+
+
+def test_fits_from_uses_the_window_maximum():
+    p = Profile(CAP)
+    p.add(None, 100.0, (8, 0, 2, 2), ranks=[0, 1])
+    p.add(150.0, 200.0, (16, 0, 4, 4), ranks=[0, 1, 2, 3])
+    assert p.fits_from(0.0, 100.0, (8, 0, 2, 2))
+    assert not p.fits_from(0.0, 160.0, (4, 0, 1, 1))
+    assert not p.fits_from(0.0, 0.0, (4, 0, 1, 1))
+    assert p.fits_from(0.0, 150.0, (8, 0, 2, 2))

@@ -1,0 +1,71 @@
+"""Helpers for running the reference schedulers on the mock broker."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from mock_broker.broker import MockBroker
+from mock_broker.machine import Machine
+
+ROOT = Path(__file__).resolve().parents[2]
+POLICIES = ("fifo", "easy", "conservative")
+
+
+def module_path(policy: str) -> str:
+    """The module file of a reference scheduler in this tree."""
+    return str(ROOT / "schedulers" / policy / f"schedkit-{policy}.py")
+
+
+def start_broker(policy: str, args=(), machine: Machine | None = None, **kw):
+    """A broker with *policy* loaded (queue-depth=unlimited unless given)."""
+    broker = MockBroker(machine or Machine.uniform(4, 4), **kw)
+    args = list(args)
+    if not any(a.startswith("queue-depth=") for a in args):
+        args.append("queue-depth=unlimited")
+    broker.load(module_path(policy), args)
+    return broker
+
+
+def sched_annotations(broker: MockBroker) -> list[tuple[float, int, dict, int]]:
+    """Every ``sched`` annotation the scheduler sent, in order:
+    ``(virtual time, jobid, sched dict, transcript seq)``, from ANNOTATE and
+    SUCCESS."""
+    out = []
+    name = broker.scheduler.name if broker.scheduler else None
+    for entry in broker.transcript.entries():
+        if entry.kind != "msg" or entry.topic != "sched.alloc (response)":
+            continue
+        if name is not None and entry.source != name:
+            continue
+        payload = json.loads(entry.text) if entry.text else {}
+        sched = (payload.get("annotations") or {}).get("sched")
+        if sched is not None:
+            out.append((entry.time, payload["id"], sched, entry.seq))
+    return out
+
+
+def estimate_history(broker: MockBroker) -> dict[int, list[tuple[float, float | None]]]:
+    """``jobid -> [(time sent, t_estimate or None), ...]``."""
+    history: dict[int, list] = {}
+    for t, jobid, sched, _ in sched_annotations(broker):
+        if "t_estimate" in sched:
+            history.setdefault(jobid, []).append((t, sched["t_estimate"]))
+    return history
+
+
+def last_estimates(broker: MockBroker) -> dict[int, float]:
+    """The last non-null ``t_estimate`` of each job that got one."""
+    last = {}
+    for jobid, values in estimate_history(broker).items():
+        for _, value in values:
+            if value is not None:
+                last[jobid] = value
+    return last
+
+
+@pytest.fixture(params=POLICIES)
+def policy(request) -> str:
+    return request.param

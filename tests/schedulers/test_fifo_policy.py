@@ -1,0 +1,173 @@
+"""Strict priority FIFO: the head blocks; estimates by forward planning."""
+
+from __future__ import annotations
+
+from conftest import estimate_history, last_estimates, sched_annotations, start_broker
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_easy_policy import run_batch, workloads
+
+from mock_broker.jobspec import make_jobspec
+
+
+def _nodes(n, duration, cores=4):
+    return make_jobspec(nodes=n, slots=n, cores=cores, duration=duration)
+
+
+def test_blocked_head_blocks_smaller_jobs_behind_it():
+    b = start_broker("fifo", ["queue-depth=8"])
+    b.jobs.submit(_nodes(2, 100), runtime=100)
+    b.run_until_quiet()
+    head = b.jobs.submit(_nodes(4, 100), runtime=100)
+    small = b.jobs.submit(_nodes(1, 10), runtime=10)
+    b.run_until_quiet()
+    t0 = b.clock.epoch
+    assert b.jobs.job(small).state == "SCHED"
+    sched = b.jobs.job(head).annotations["sched"]
+    assert sched == {"t_estimate": t0 + 100, "reason_pending": "insufficient resources"}
+    sched = b.jobs.job(small).annotations["sched"]
+    assert sched["t_estimate"] == t0 + 200
+    assert sched["reason_pending"] == "waiting for higher priority jobs"
+    b.run()
+    assert b.jobs.job(head).t_run == t0 + 100
+    assert b.jobs.job(small).t_run == t0 + 200
+    assert b.jobs.job(small).annotations["sched"]["selection_type"] == "immediate"
+    b.referee.assert_clean()
+
+
+def test_estimates_respect_fifo_order_even_where_a_job_would_fit_earlier():
+    b = start_broker("fifo")
+    b.jobs.submit(_nodes(3, 100), runtime=100)
+    b.run_until_quiet()
+    head = b.jobs.submit(_nodes(2, 50), runtime=50)
+    second = b.jobs.submit(_nodes(1, 10), runtime=10)
+    b.run_until_quiet()
+    t0 = b.clock.epoch
+    # The second job fits on the idle node now, but FIFO keeps it behind
+    # the head, which starts at 100.
+    assert b.jobs.job(second).state == "SCHED"
+    assert b.jobs.job(head).annotations["sched"]["t_estimate"] == t0 + 100
+    assert b.jobs.job(second).annotations["sched"]["t_estimate"] == t0 + 100
+    b.run()
+    assert b.jobs.job(second).t_run == t0 + 100
+    b.referee.assert_clean()
+
+
+def test_forecast_depth_bounds_the_estimates():
+    b = start_broker("fifo", ["forecast-depth=2"])
+    b.jobs.submit(_nodes(4, 100), runtime=100)
+    b.run_until_quiet()
+    jobs = [b.jobs.submit(_nodes(4, 100), runtime=100) for _ in range(4)]
+    b.run_until_quiet()
+    estimated = [b.jobs.job(j).annotations is not None for j in jobs]
+    assert estimated == [True, True, False, False]
+    b.run()
+    b.referee.assert_clean()
+
+
+def test_forecast_depth_zero_disables_estimates():
+    b = start_broker("fifo", ["forecast-depth=0"])
+    b.jobs.submit(_nodes(4, 100), runtime=100)
+    b.run_until_quiet()
+    waiting = b.jobs.submit(_nodes(4, 100), runtime=100)
+    b.run_until_quiet()
+    assert b.jobs.job(waiting).annotations is None
+    b.run()
+    assert not any("t_estimate" in s for _, _, s, _ in sched_annotations(b))
+    b.referee.assert_clean()
+
+
+def test_job_without_time_limit_ends_the_chain_of_estimates():
+    b = start_broker("fifo")
+    b.jobs.submit(_nodes(4, 0), runtime=100)
+    b.run_until_quiet()
+    waiting = b.jobs.submit(_nodes(1, 10), runtime=10)
+    b.run_until_quiet()
+    sched = b.jobs.job(waiting).annotations["sched"]
+    assert "t_estimate" not in sched
+    assert sched["reason_pending"].startswith("insufficient resources")
+    b.run()
+    assert b.jobs.job(waiting).t_run == b.clock.epoch + 100
+    b.referee.assert_clean()
+
+
+# -- random workloads -----------------------------------------------------------
+
+_submission = st.tuples(
+    st.integers(0, 6),  # submit time, x10 s
+    st.sampled_from([8, 16, 16, 24]),  # urgency
+    st.sampled_from(
+        [
+            {"nodes": 1, "slots": 1, "cores": 4},
+            {"nodes": 2, "slots": 2, "cores": 4},
+            {"nodes": 4, "slots": 4, "cores": 4},
+            {"slots": 3, "cores": 2},
+            {"slots": 1, "cores": 1},
+        ]
+    ),
+    st.integers(1, 6),  # duration, x10 s
+    st.sampled_from([1.0, 0.5]),  # runtime fraction
+)
+
+
+@settings(
+    max_examples=60,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(st.lists(_submission, min_size=2, max_size=12), st.sampled_from([8, 0]))
+def test_no_job_starts_before_a_higher_priority_one(submissions, depth):
+    args = [f"queue-depth={depth}"] if depth else ["queue-depth=unlimited"]
+    b = start_broker("fifo", args)
+    t0 = b.clock.epoch
+    ids = []
+
+    def submit(urgency, shape, tens, fraction):
+        duration = 10.0 * tens
+        ids.append(
+            b.jobs.submit(
+                make_jobspec(duration=duration, **shape),
+                urgency=urgency,
+                runtime=duration * fraction,
+            )
+        )
+
+    for when, *rest in sorted(submissions, key=lambda s: s[0]):
+        b.at(t0 + 10.0 * when, lambda r=rest: submit(*r))
+    b.run()
+    started = {
+        jobid: seq for _, jobid, s, seq in sched_annotations(b) if "selection_type" in s
+    }
+    assert set(started) == set(ids)
+    submitted = {
+        e.text.split()[1]: e.seq
+        for e in b.transcript.entries()
+        if e.kind == "event" and e.text.startswith("submit ")
+    }
+    for a in ids:
+        ja = b.jobs.job(a)
+        for c in ids:
+            jc = b.jobs.job(c)
+            a_first = (-ja.priority, ja.id) < (-jc.priority, jc.id)
+            if a_first and submitted[ja.f58] < started[c]:
+                # a was waiting when c started: a must have started first.
+                assert started[a] < started[c], (ja.f58, jc.f58)
+    b.referee.assert_clean()
+
+
+@settings(
+    max_examples=60,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(workloads)
+def test_estimates_are_exact_when_runtimes_equal_durations(jobs):
+    b, ids = run_batch("fifo", jobs, exact=True, args=["forecast-depth=unlimited"])
+    for jobid, values in estimate_history(b).items():
+        estimates = {v for _, v in values if v is not None}
+        assert estimates <= {b.jobs.job(jobid).t_run}
+    for jobid, estimate in last_estimates(b).items():
+        assert b.jobs.job(jobid).t_run == estimate
+    b.referee.assert_clean()
