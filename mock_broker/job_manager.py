@@ -485,7 +485,6 @@ class JobManager:
     # -- annotations -----------------------------------------------------------------
 
     def _update_annotations(self, job: Job, update: dict) -> None:
-        self.broker.referee.annotations_update(job, update)
         job.annotations = merge_annotations(job.annotations, update)
 
     def _clear_annotations(self, job: Job, key: str | None) -> None:

@@ -22,7 +22,6 @@ from flux.job import JobID
 from flux.resource import Rv1Set
 from flux.resource.Rv1Pool import ResourceRequest
 
-from mock_broker.flux_substitute import constants
 from mock_broker.jobs import ranks_of
 
 
@@ -298,9 +297,6 @@ class Referee:
                 if not owners:
                     del self._held[rank]
 
-    def annotations_update(self, job, update) -> None:
-        """Annotations of a pending job; nothing to check beyond the type."""
-
     def ranks_down(self, ranks) -> None:
         link = self.broker.scheduler
         iteration = link.reactor.iterations if link is not None else 0
@@ -338,4 +334,4 @@ class Referee:
             )
 
 
-__all__ = ["Referee", "RefereeError", "Violation", "constants"]
+__all__ = ["Referee", "RefereeError", "Violation"]

@@ -9,8 +9,6 @@ buffer is a :class:`CharBuffer`.
 
 from __future__ import annotations
 
-import errno as _errno
-
 from mock_broker.flux_substitute import constants as _constants
 
 IS_SUBSTITUTE = True
@@ -105,15 +103,9 @@ class _Lib:
         path = JobID(jobid).kvs
         text = f"{path}.{key}" if key else path
         if len(text) + 1 > bufsize:
-            _set_errno(_errno.EOVERFLOW)
-            return -1
+            return -1  # the buffer is too small, as libflux's EOVERFLOW
         buf.value = text.encode()
         return 0
-
-
-def _set_errno(value: int) -> None:
-    """Record the errno a failed native call would have set."""
-    _Lib.last_errno = value
 
 
 ffi = _FFI()
