@@ -46,13 +46,17 @@ class Shape:
         self.nodes = nodes
 
 
-def shape_of(request, node_cores: dict, node_gpus: dict) -> Shape | None:
+def shape_of(
+    request, node_cores: dict, node_gpus: dict, cache: dict | None = None
+) -> Shape | None:
     """The per-node :class:`Shape` of *request*, or None if unknown.
 
     For a node-based request, each of ``nnodes`` ranks must host its share
     (all of the node if exclusive).  A slot-only request of ``nslots`` slots
     needs at least as many ranks as the largest node has slots to spare,
     each able to host one slot: a lower bound, never an over-estimate.
+    *cache*, if given, keeps that per-node slot count between calls (reset
+    it when the topology changes).
     """
     try:
         nnodes = request.nnodes
@@ -70,12 +74,16 @@ def shape_of(request, node_cores: dict, node_gpus: dict) -> Shape | None:
         return Shape(per_node * slot_size, per_node * gpu_per_slot, nnodes)
     if nslots <= 0 or slot_size <= 0:
         return None
-    most = 0
-    for rank, cores in node_cores.items():
-        slots = cores // slot_size
-        if gpu_per_slot:
-            slots = min(slots, node_gpus.get(rank, 0) // gpu_per_slot)
-        most = max(most, slots)
+    most = None if cache is None else cache.get((slot_size, gpu_per_slot))
+    if most is None:
+        most = 0
+        for rank, cores in node_cores.items():
+            slots = cores // slot_size
+            if gpu_per_slot:
+                slots = min(slots, node_gpus.get(rank, 0) // gpu_per_slot)
+            most = max(most, slots)
+        if cache is not None:
+            cache[(slot_size, gpu_per_slot)] = most
     if most == 0:
         return None
     return Shape(slot_size, gpu_per_slot, -(-nslots // most))

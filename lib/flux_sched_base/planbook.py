@@ -43,9 +43,11 @@ class Item:
         vec: (cores, gpus, full nodes, nodes) of R, for the profile.
         checked: for reservations, the planner's lighten epoch when the job
             last looked for an earlier start.
+        validated: for reservations, the planner's heavy epoch when the
+            reservation was last found free of conflicts.
     """
 
-    __slots__ = ("jobid", "start", "end", "R", "ranks", "vec", "checked")
+    __slots__ = ("jobid", "start", "end", "R", "ranks", "vec", "checked", "validated")
 
     def __init__(self, jobid, start, end, R, ranks, vec):
         self.jobid = jobid
@@ -55,6 +57,7 @@ class Item:
         self.ranks = ranks
         self.vec = vec
         self.checked = -1
+        self.validated = -1
 
     def __repr__(self) -> str:
         kind = "running" if self.start is None else f"start={self.start}"
@@ -121,7 +124,8 @@ class PlanBook:
         self._max_node_cores = 0
         self.up: set[int] = set()
         self.profile = Profile()
-        self.held = Profile()
+        # Usage of held reservations; built when a question first needs it.
+        self._held: Profile | None = None
         self.held_ids: set[int] = set()
         #: The pass's scratch copy (see :mod:`flux_sched_base.scratch`).
         self.scratch = None
@@ -133,6 +137,13 @@ class PlanBook:
         # The ranks each lightening freed, from epoch _log_base on.
         self._lightened: list[frozenset] = []
         self._log_base = 0
+        #: Incremented whenever the plan gets heavier on some ranks (a job
+        #: starts, a reservation is placed, an expiration is extended, ranks
+        #: go down); ``_heavy`` keeps, per rank, the recent ones as
+        #: ``(epoch, start, end)``, so a reservation whose ranks and interval
+        #: nothing touched needs no new conflict check.
+        self.heavy_epoch = 0
+        self._heavy: dict[int, list] = {}
         #: Allocator calls made for questions (statistics).
         self.probes = 0
         self.refresh_resources()
@@ -146,6 +157,7 @@ class PlanBook:
         down = set(self.pool.copy_down().ranks)
         self.up = set(ranks) - down
         came_up = self.up - old_up
+        went_down = old_up - self.up
         # Capacity only grows: ranks that left may still hold running jobs.
         for rank, (cores, _) in ranks.items():
             self.node_cores[rank] = len(cores)
@@ -157,10 +169,40 @@ class PlanBook:
             len(self.node_cores),
         )
         self._max_node_cores = max(self.node_cores.values(), default=0)
-        self.profile.capacity = self.held.capacity = capacity
+        self.profile.capacity = capacity
+        self._held = None
+        self._most_slots: dict = {}
         if came_up:
             self._lighten(came_up)
+        if went_down:
+            self._heavier(went_down)
         self.invalidate()
+
+    def _heavier(self, ranks, start: float = -INF, end: float = INF) -> None:
+        """Record that *ranks* got heavier during ``[start, end)``."""
+        self.heavy_epoch += 1
+        mark = (self.heavy_epoch, start, end)
+        for rank in ranks:
+            marks = self._heavy.setdefault(rank, [])
+            marks.append(mark)
+            if len(marks) > 32:
+                # Keep the newest; one mark over all time, as old as the
+                # newest dropped one, stands for the others.
+                dropped, kept = marks[:-16], marks[-16:]
+                marks[:] = [(dropped[-1][0], -INF, INF), *kept]
+
+    def untouched_since(self, item: Item) -> bool:
+        """True if nothing got heavier on *item*'s ranks during its interval
+        since it was last found valid."""
+        heavy, since = self._heavy, item.validated
+        start, end = item.start, item.end
+        for rank in item.ranks:
+            for epoch, a, b in reversed(heavy.get(rank, ())):
+                if epoch <= since:
+                    break
+                if a < end and b > start:
+                    return False
+        return True
 
     def _lighten(self, ranks) -> None:
         """Record that *ranks* got lighter somewhere in the plan."""
@@ -228,6 +270,7 @@ class PlanBook:
         self._running_ends.add((item.end, jobid))
         self.profile.add(None, item.end, item.vec, item.ranks)
         self._index(item)
+        self._heavier(ranks, -INF, item.end)
         return item
 
     def _remove_running(self, item: Item) -> None:
@@ -274,6 +317,8 @@ class PlanBook:
         self.invalidate()
         if end < item.end:
             self._lighten(item.ranks)
+        else:
+            self._heavier(item.ranks, item.end, end)
         self._running_ends.remove((item.end, jobid))
         self.profile.remove(None, item.end, item.vec, item.ranks)
         item.end = end
@@ -297,6 +342,8 @@ class PlanBook:
         self._res_starts.add((start, jobid))
         self.profile.add(start, end, item.vec, item.ranks)
         self._index(item)
+        self._heavier(ranks, start, end)
+        item.validated = self.heavy_epoch
         return item
 
     def drop(self, jobid: int, lighten: bool = True) -> Item | None:
@@ -336,11 +383,18 @@ class PlanBook:
         """
         self.now = now
         self.scratch = None
-        self.held = Profile(self.profile.capacity)
-        self.held_ids = set()
-        for item in self.reservations.values():
-            self.held.add(item.start, item.end, item.vec)
-            self.held_ids.add(item.jobid)
+        self.held_ids = set(self.reservations)
+        self._held = None
+
+    def held_profile(self) -> Profile:
+        """Usage of the reservations still held in this pass."""
+        if self._held is None:
+            held = Profile(self.profile.capacity)
+            for jobid in self.held_ids:
+                item = self.reservations[jobid]
+                held.add(item.start, item.end, item.vec)
+            self._held = held
+        return self._held
 
     def settle(self, jobid: int) -> None:
         """The pass reached *jobid*: its reservation is no longer held."""
@@ -351,7 +405,8 @@ class PlanBook:
     def _settle_item(self, item: Item) -> None:
         if item.jobid in self.held_ids:
             self.held_ids.discard(item.jobid)
-            self.held.remove(item.start, item.end, item.vec)
+            if self._held is not None:
+                self._held.remove(item.start, item.end, item.vec)
 
     def _considered(self, own: int | None, exclude_held: bool):
         held = self.held_ids

@@ -112,7 +112,7 @@ class Planner(PlanBook):
         own_item = self.reservations.get(jobid)
         own_spec = (own_item.start, own_item.end, own_item.vec) if own_item else None
         considered = self._considered(jobid, exclude_held)
-        minus = self.held if exclude_held else None
+        minus = self.held_profile() if exclude_held else None
         ranked = None  # start times enough ranks allow; computed on a miss
         for t in self.profile.candidates(
             floor,
@@ -184,7 +184,9 @@ class Planner(PlanBook):
         """
         if self.horizon() != INF:
             return None
-        shape = availability.shape_of(request, self.node_cores, self._node_gpus)
+        shape = availability.shape_of(
+            request, self.node_cores, self._node_gpus, self._most_slots
+        )
         if shape is None:
             return None
         considered = self._considered(jobid, exclude_held)
@@ -282,7 +284,7 @@ class Planner(PlanBook):
             duration,
             need,
             limit=math.nextafter(self.now, INF),
-            minus=self.held if exclude_held else None,
+            minus=self.held_profile() if exclude_held else None,
             own=(own.start, own.end, own.vec) if own else None,
             horizon=self.horizon(),
         )
@@ -310,6 +312,21 @@ class Planner(PlanBook):
                 if cores & ocores or gpus & ogpus:
                     return False
         return True
+
+    def still_valid(self, item: Item) -> bool:
+        """Is reservation *item* still in the future and free of conflicts?
+
+        Cheap when none of its ranks got heavier since it was last found
+        valid; otherwise the full :meth:`is_valid` check.
+        """
+        if item.start <= self.now:
+            return False
+        if self.untouched_since(item):
+            return True
+        if self.is_valid(item):
+            item.validated = self.heavy_epoch
+            return True
+        return False
 
     def is_valid(self, item: Item, *, exclude_held: bool = False) -> bool:
         """Is reservation *item* free of conflicts in the plan?

@@ -69,6 +69,8 @@ class ReservationScheduler(PlanningScheduler):
         """One pass: reservations for the first jobs, then backfill."""
         planner = self.planner
         planner.begin_pass(time.time())
+        self._lightened: dict = {}  # per pass: (from, to) epochs -> ranks
+        self._starts_cache: dict = {}
         depth = self.reservation_depth
         holders: set[int] = set()
         waiting = False
@@ -110,7 +112,7 @@ class ReservationScheduler(PlanningScheduler):
                             return False
                         self._reserve(job, *found)
                         return True
-                if res.start > now and planner.is_valid(res):
+                if planner.still_valid(res):
                     self._estimate(job, res.start)
                     return True
                 planner.drop(jobid)
@@ -149,15 +151,19 @@ class ReservationScheduler(PlanningScheduler):
         planner = self.planner
         jobid, rr = job.jobid, job.resource_request
         now = planner.now
-        lightened = planner.lightened_since(res.checked)
+        checked = res.checked
         res.checked = planner.lighten_epoch
+        span = (checked, planner.lighten_epoch)
+        lightened = self._lightened.get(span, False)
+        if lightened is False:
+            lightened = self._lightened[span] = planner.lightened_since(checked)
         within = None
         if lightened is not None:
-            within = planner.starts(
-                jobid, rr, floor=now, limit=res.start, ranks=lightened, needed=1
-            )
-            if within is not None and not within:
-                return None
+            within = self._lightened_starts(job, res, checked, lightened)
+            if within is not None:
+                within = [(u, v) for u, v in within if u < res.start]
+                if not within:
+                    return None
         if within is None or contains(within, now):
             R = planner.start_now(jobid, rr)
             if R is not None:
@@ -165,6 +171,35 @@ class ReservationScheduler(PlanningScheduler):
         return planner.earliest(
             jobid, rr, floor=now, include_floor=False, limit=res.start, within=within
         )
+
+    def _lightened_starts(self, job, res, checked: int, lightened: set[int]):
+        """Start times at which a lightened rank could host part of *job*.
+
+        Identical requests get the same answer while the plan does not
+        change, unless a job's own reservation is on one of those ranks: the
+        answer is cached per pass for the others.
+        """
+        planner = self.planner
+        key = None
+        if lightened.isdisjoint(res.ranks):
+            key = (
+                self._bucket_of.get(job.jobid),
+                checked,
+                planner.lighten_epoch,
+                planner.profile.version,
+            )
+            if key in self._starts_cache:
+                return self._starts_cache[key]
+        starts = planner.starts(
+            job.jobid,
+            job.resource_request,
+            floor=planner.now,
+            ranks=lightened,
+            needed=1,
+        )
+        if key is not None:
+            self._starts_cache[key] = starts
+        return starts
 
     def _reserve(self, job, start: float, R) -> None:
         planner = self.planner
