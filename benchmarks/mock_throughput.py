@@ -6,6 +6,7 @@ that the queue stays short, as in a steady workload.  Prints jobs per wall
 second for each size; run it a few times, the machine is noisy.
 
     python benchmarks/mock_throughput.py [--jobs 2000 10000] [--repeat 3]
+        [--nodes 64] [--cores 16]
 """
 
 from __future__ import annotations
@@ -54,12 +55,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, nargs="+", default=[2000, 10000])
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--nodes", type=int, default=64)
+    parser.add_argument("--cores", type=int, default=16)
     args = parser.parse_args()
     print(f"{'jobs':>8} {'median wall s':>14} {'jobs/s':>10} {'messages':>10}")
     for njobs in args.jobs:
         walls = []
         for _ in range(args.repeat):
-            wall, broker = run_once(njobs)
+            wall, broker = run_once(njobs, args.nodes, args.cores)
             walls.append(wall)
         median = statistics.median(walls)
         print(
