@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from mock_broker.broker import MockBroker
+from mock_broker.jobspec import make_jobspec
 from mock_broker.machine import Machine
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -17,6 +18,11 @@ POLICIES = ("fifo", "easy", "conservative")
 def module_path(policy: str) -> str:
     """The module file of a reference scheduler in this tree."""
     return str(ROOT / "schedulers" / policy / f"schedkit-{policy}.py")
+
+
+def whole_nodes(n: int, duration: float, cores: int = 4) -> dict:
+    """A jobspec for *n* whole 4-core nodes (one slot of *cores* per node)."""
+    return make_jobspec(nodes=n, slots=n, cores=cores, duration=duration)
 
 
 def start_broker(policy: str, args=(), machine: Machine | None = None, **kw):

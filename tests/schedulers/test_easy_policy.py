@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 from conftest import estimate_history, last_estimates, start_broker
+from conftest import whole_nodes as _nodes
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mock_broker.jobspec import make_jobspec
-
-
-def _nodes(n, duration, cores=4):
-    return make_jobspec(nodes=n, slots=n, cores=cores, duration=duration)
 
 
 def test_short_job_backfills_before_the_shadow_time():

@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 from conftest import estimate_history, last_estimates, sched_annotations, start_broker
+from conftest import whole_nodes as _nodes
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_easy_policy import run_batch, workloads
 
 from mock_broker.jobspec import make_jobspec
-
-
-def _nodes(n, duration, cores=4):
-    return make_jobspec(nodes=n, slots=n, cores=cores, duration=duration)
 
 
 def test_blocked_head_blocks_smaller_jobs_behind_it():

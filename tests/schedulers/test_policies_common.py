@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import pytest
 from conftest import POLICIES, module_path, start_broker
+from conftest import whole_nodes as _nodes
 
 from mock_broker.broker import MockBroker
 from mock_broker.jobspec import make_jobspec
 from mock_broker.machine import Machine
 from mock_broker.module_host import ModuleLoadError
-
-
-def _nodes(n, duration, cores=4):
-    return make_jobspec(nodes=n, slots=n, cores=cores, duration=duration)
 
 
 @pytest.mark.parametrize(
