@@ -16,9 +16,10 @@ import os
 import statistics
 import time
 
-from mock_broker.broker import MockBroker
+from conformance.referee import Referee
 from mock_broker.jobspec import make_jobspec
 from mock_broker.machine import Machine
+from mock_broker.runtime.broker import MockBroker
 
 SEED_SCHEDULER = os.path.join(
     os.path.dirname(__file__),
@@ -32,6 +33,7 @@ SEED_SCHEDULER = os.path.join(
 
 def run_once(njobs: int, nodes: int = 64, cores: int = 16) -> tuple[float, MockBroker]:
     broker = MockBroker(Machine.uniform(nodes, cores), seed=1)
+    Referee.attach(broker)
     broker.load(SEED_SCHEDULER)
     jobspecs = [make_jobspec(slots=1, cores=1 + i % 4, duration=600) for i in range(8)]
     t0 = time.perf_counter()
@@ -46,7 +48,7 @@ def run_once(njobs: int, nodes: int = 64, cores: int = 16) -> tuple[float, MockB
     done = sum(1 for j in broker.jobs.jobs.values() if j.result == "completed")
     if done != njobs:
         raise SystemExit(f"only {done} of {njobs} jobs completed")
-    broker.referee.assert_clean()
+    broker.observer.assert_clean()
     broker.close()
     return wall, broker
 

@@ -32,9 +32,10 @@ import sys
 import time
 from pathlib import Path
 
-from mock_broker.broker import MockBroker
+from conformance.referee import Referee
 from mock_broker.jobspec import make_jobspec
 from mock_broker.machine import Machine
+from mock_broker.runtime.broker import MockBroker
 
 ROOT = Path(__file__).resolve().parent.parent
 NODES, CORES, RUNNING = 1024, 16, 1000
@@ -68,6 +69,7 @@ def build(target: str, args: list[str], pending: int, seed: int = 1) -> MockBrok
     then load *target* and queue *pending* more."""
     rng = random.Random(seed)
     broker = MockBroker(Machine.uniform(NODES, CORES), seed=seed)
+    Referee.attach(broker)
     t0 = broker.now
     for rank in range(RUNNING):
         duration = float(rng.choice([3600, 7200, 14400]))
@@ -217,7 +219,7 @@ def main() -> None:
             broker = build(target, POLICY_ARGS[name], pending)
             setup = time.perf_counter() - wall
             times = measure(broker, passes)
-            broker.referee.assert_clean()
+            broker.observer.assert_clean()
             broker.close()
             results[(name, pending)] = times
             print(

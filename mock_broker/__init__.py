@@ -3,7 +3,7 @@
 The mock broker hosts a scheduler broker module written against the
 documented flux-python API, unmodified, on a machine with no Flux
 installed.  :mod:`mock_broker.flux_substitute` replaces flux-python's native
-layer; :mod:`mock_broker.broker` is the broker itself.
+layer; :mod:`mock_broker.runtime.broker` is the broker itself.
 
 The names below are imported lazily: ``import mock_broker`` installs
 nothing; using :class:`MockBroker` installs the substitute (unless a real
@@ -15,14 +15,12 @@ from __future__ import annotations
 import importlib
 
 _EXPORTS = {
-    "MockBroker": "mock_broker.broker",
-    "BrokerStalled": "mock_broker.broker",
+    "MockBroker": "mock_broker.runtime.broker",
+    "BrokerStalled": "mock_broker.runtime.broker",
     "Machine": "mock_broker.machine",
     "NodeGroup": "mock_broker.machine",
     "make_jobspec": "mock_broker.jobspec",
-    "ModuleLoadError": "mock_broker.module_host",
-    "RefereeError": "mock_broker.referee",
-    "Violation": "mock_broker.referee",
+    "ModuleLoadError": "mock_broker.runtime.module_host",
 }
 
 __all__ = sorted(_EXPORTS)

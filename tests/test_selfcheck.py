@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from conformance.scenarios.runner import library_paths
 from flux_schedkit import cli
 from flux_schedkit.reference import REFERENCE_SCHEDULERS, reference_path
-from mock_broker.scenario_file import library_paths
 
 SCHEDULERS = Path(__file__).parent / "mock_broker" / "schedulers"
 

@@ -65,10 +65,11 @@ def _resolve(spec: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Replay the trace with every scheduler; return the exit status."""
+    from conformance.referee import Referee
     from mock_broker.machine import Machine
-    from mock_broker.module_host import ModuleLoadError
-    from mock_broker.replay import ReplayResult, replay
-    from mock_broker.swf import SWFError, read_swf
+    from mock_broker.runtime.module_host import ModuleLoadError
+    from replay.runner import ReplayResult, replay
+    from replay.swf import SWFError, read_swf
 
     try:
         trace = read_swf(args.trace, limit=args.jobs, skip=args.skip)
@@ -98,6 +99,7 @@ def run(args: argparse.Namespace) -> int:
                 shlex.split(args.args),
                 label=spec,
                 seed=args.seed,
+                watch=Referee.attach,
             )
         except (ModuleLoadError, KeyError, FileNotFoundError) as exc:
             print(f"flux-schedkit replay: {exc}", file=sys.stderr)
@@ -105,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
         print(result.row(), flush=True)
         if result.violations or result.unfinished:
             status = EXIT_FAILED
-            for violation in broker.referee.violations[:3]:
+            for violation in broker.observer.violations[:3]:
                 print(violation, file=sys.stderr)
         broker.close()
     return status

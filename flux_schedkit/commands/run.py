@@ -56,7 +56,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Validate every scenario, run each, report; return the exit status."""
-    from mock_broker.scenario_file import ScenarioError, load_scenario
+    from conformance.scenarios.runner import ScenarioError, load_scenario
 
     try:
         module_args = shlex.split(args.args)
@@ -102,7 +102,7 @@ def resolve_scenario(name: str) -> str:
     """A path as given, or a library scenario's path for its bare name."""
     if Path(name).exists() or "/" in name or name.endswith((".yaml", ".yml")):
         return name
-    from mock_broker.scenario_file import library_paths
+    from conformance.scenarios.runner import library_paths
 
     for path in library_paths():
         if path.stem == name:
@@ -111,7 +111,7 @@ def resolve_scenario(name: str) -> str:
 
 
 def _run_one(scenario, args, module_args: list[str], transcript) -> int:
-    from mock_broker.scenario_file import ScenarioError, run_scenario
+    from conformance.scenarios.runner import ScenarioError, run_scenario
 
     label = f"{scenario.name} ({scenario.path})"
     try:

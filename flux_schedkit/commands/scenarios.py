@@ -23,7 +23,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the library's paths (and descriptions); always succeeds."""
-    from mock_broker.scenario_file import library_paths, load_scenario
+    from conformance.scenarios.runner import library_paths, load_scenario
 
     for path in library_paths():
         print(path)

@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     except (KeyError, FileNotFoundError) as exc:
         print(f"flux-schedkit selfcheck: {exc}", file=sys.stderr)
         return EXIT_ERROR
-    from mock_broker.scenario_file import library_paths, run_scenario
+    from conformance.scenarios.runner import library_paths, run_scenario
 
     failed = []
     total = 0

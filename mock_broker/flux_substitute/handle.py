@@ -2,7 +2,7 @@
 
 A :class:`Flux` handle exists only for a module hosted by the mock broker:
 the broker passes it to ``mod_main(h, *args)``.  It speaks to the broker
-through a *link* (:class:`mock_broker.module_host.ModuleLink`), which routes
+through a *link* (:class:`mock_broker.runtime.module_host.ModuleLink`), which routes
 messages, owns the module's virtual-time reactor, and blocks the module in
 ``get()`` while the broker works.
 """

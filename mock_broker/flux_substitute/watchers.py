@@ -1,7 +1,7 @@
 """Stands in for ``flux.core.watchers``: timer, prepare, check, idle watchers.
 
 Watchers attach to the hosting module's virtual-time
-:class:`~mock_broker.reactor.Reactor`.  Callbacks receive
+:class:`~mock_broker.runtime.reactor.Reactor`.  Callbacks receive
 ``(flux_handle, watcher, revents, args)`` as with the real bindings.
 """
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from mock_broker.broker import MockBroker
+from conformance.referee import Referee
+from mock_broker.runtime.broker import MockBroker
 
 
 @pytest.fixture
@@ -14,6 +15,7 @@ def make_broker():
 
     def make(*args, **kwargs) -> MockBroker:
         broker = MockBroker(*args, **kwargs)
+        Referee.attach(broker)
         made.append(broker)
         return broker
 

@@ -1,12 +1,12 @@
 """RFC 27 annotations: the merge rules (unit tests of
-mock_broker.annotations) and how the job-manager model applies and clears
+mock_broker.jobmanager.annotations) and how the job-manager model applies and clears
 them for a scheduler that annotates."""
 
 from __future__ import annotations
 
 from mock_broker_helpers import messages, sched, whole_nodes
 
-from mock_broker.annotations import merge_annotations
+from mock_broker.jobmanager.annotations import merge_annotations
 from mock_broker.machine import Machine
 
 # -- the merge rules ----------------------------------------------------------------
@@ -124,7 +124,7 @@ def test_success_clears_the_pending_sched_keys(make_broker):
     assert b.jobs.job(a).annotations == {
         "sched": {"resource_summary": "rank0/core[0-3]"}
     }
-    assert b.referee.violations == []
+    assert b.observer.violations == []
 
 
 def test_user_cancel_clears_everything(make_broker):
@@ -134,7 +134,7 @@ def test_user_cancel_clears_everything(make_broker):
     assert b.jobs.job(jb).state == "INACTIVE"
     b.run()
     assert b.jobs.job(jb).annotations is None
-    assert b.referee.violations == []
+    assert b.observer.violations == []
 
 
 def test_deny_clears_everything(make_broker):
@@ -156,7 +156,7 @@ def test_deny_clears_everything(make_broker):
         )
     ]
     assert job.annotations is None
-    assert b.referee.violations == []
+    assert b.observer.violations == []
 
 
 def test_withdrawal_cancel_clears_only_sched(make_broker):
@@ -168,7 +168,7 @@ def test_withdrawal_cancel_clears_only_sched(make_broker):
     assert job.state == "SCHED" and not job.alloc_pending  # withdrawn
     assert job.annotations == {"user": {"seen_by": "annotate_keys"}}
     assert b.jobs.job(jc).annotations == PENDING
-    assert b.referee.violations == []
+    assert b.observer.violations == []
 
 
 def test_requeue_on_disconnect_clears_only_sched(make_broker):

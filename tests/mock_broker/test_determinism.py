@@ -12,10 +12,11 @@ from pathlib import Path
 
 from mock_broker_helpers import sched, whole_nodes
 
-from mock_broker.broker import MockBroker
-from mock_broker.clock import EPOCH
+from conformance.referee import Referee
 from mock_broker.jobspec import make_jobspec
 from mock_broker.machine import Machine
+from mock_broker.runtime.broker import MockBroker
+from mock_broker.runtime.clock import EPOCH
 
 HERE = Path(__file__).parent
 ROOT = HERE.parent.parent
@@ -26,6 +27,7 @@ def scenario(seed: int = 0) -> MockBroker:
     frees, annotations, cancel, hold, prioritize, drain, expiration,
     a restart, randomness and time read by the scheduler."""
     b = MockBroker(Machine.uniform(4, 4), seed=seed, release_after=3.0)
+    Referee.attach(b)
     try:
         b.load(sched("annotate_keys.py"), ["queue-depth=3"])
         ids = [b.jobs.submit(whole_nodes(2), runtime=40) for _ in range(2)]
@@ -72,7 +74,7 @@ def test_scenario_is_rich_and_clean():
     ):
         assert topic in topics
     assert all(j.state == "INACTIVE" for j in b.jobs.jobs.values())
-    assert b.referee.violations == []
+    assert b.observer.violations == []
 
 
 def test_same_scenario_twice_gives_identical_transcripts():
@@ -96,7 +98,7 @@ def test_seed_changes_only_the_random_draws():
 
 def test_identical_across_processes_and_hash_seeds():
     code = (
-        "import sys; sys.path.insert(0, sys.argv[1]); import mock_broker.broker;"
+        "import sys; sys.path.insert(0, sys.argv[1]); import mock_broker.runtime.broker;"
         "import test_determinism as t; print(t.digest(t.scenario()))"
     )
     digests = set()

@@ -10,7 +10,7 @@ import pytest
 from mock_broker_helpers import SEED, elapsed, sched, whole_nodes
 
 from mock_broker.machine import Machine
-from mock_broker.module_host import ModuleLoadError
+from mock_broker.runtime.module_host import ModuleLoadError
 
 # -- the seed guide's minimal scheduler -------------------------------------
 
@@ -31,7 +31,7 @@ def test_seed_minimal_runs_three_jobs_on_two_nodes(make_broker):
     # the third starts at exactly the virtual time the first ends, on its node
     assert jobs[2].t_run == jobs[0].t_end
     assert jobs[2].R["execution"]["R_lite"] == jobs[0].R["execution"]["R_lite"]
-    assert b.referee.violations == []
+    assert b.observer.violations == []
 
 
 def test_module_startup_sequence_is_the_rfc27_one(make_broker):
@@ -271,7 +271,7 @@ def test_load_path_with_class(make_broker):
     link = b.load(sched("broken.py:Placing"))
     assert link.name == "broken"
     assert run_one_job(b) == "completed"
-    assert b.referee.violations == []
+    assert b.observer.violations == []
 
 
 def test_load_with_explicit_name(make_broker):

@@ -15,10 +15,10 @@ from mock_broker_helpers import (
     whole_nodes,
 )
 
-from mock_broker.clock import EPOCH
-from mock_broker.jobs import PRIORITY_MAX, priority_from_urgency
+from mock_broker.jobmanager.jobs import PRIORITY_MAX, priority_from_urgency
 from mock_broker.jobspec import make_jobspec
 from mock_broker.machine import Machine
+from mock_broker.runtime.clock import EPOCH
 
 
 def one_node_busy(make_broker, target=SEED, args=()):
@@ -51,7 +51,7 @@ def test_user_cancel_of_a_pending_job(make_broker):
     assert answers == [{"id": jb, "type": 3}]
     assert b.jobs.job(jb).state == "INACTIVE" and b.jobs.job(jb).t_run is None
     assert elapsed(b, b.jobs.job(a).t_end) == 100.0
-    assert b.referee.violations == []
+    assert b.observer.violations == []
 
 
 def test_late_success_for_a_cancelled_job_is_freed_at_once(make_broker):
@@ -80,7 +80,7 @@ def test_late_success_for_a_cancelled_job_is_freed_at_once(make_broker):
     job = b.jobs.job(jid)
     assert job.t_run is None and not job.has_resources and job.result == "canceled"
     assert allocated(b) == []
-    assert b.referee.violations == []
+    assert b.observer.violations == []
 
 
 def test_cancel_of_a_running_job_frees_it(make_broker):
@@ -129,7 +129,7 @@ def test_urgency_zero_while_pending_cancels_the_request(make_broker):
     again = messages(b, "sched.alloc", mark)
     assert [(m["payload"]["id"], m["payload"]["priority"]) for m in again] == [(jb, 16)]
     assert elapsed(b, b.jobs.job(jb).t_run) == 150.0
-    assert b.referee.violations == []
+    assert b.observer.violations == []
 
 
 def test_urgency_change_of_a_pending_job_sends_prioritize(make_broker):
@@ -159,7 +159,7 @@ def test_prioritize_batch(make_broker):
     # the scheduler re-sorted its queue: C first
     assert elapsed(b, b.jobs.job(jc).t_run) == 100.0
     assert elapsed(b, b.jobs.job(jb).t_run) == 110.0
-    assert b.referee.violations == []
+    assert b.observer.violations == []
 
 
 def test_priority_from_urgency():
@@ -262,7 +262,7 @@ def test_expiration_extension(make_broker, mode, result, end):
     assert (refused in notes(b, mark)) == (mode == "refuse")
     expected_R_expiration = EPOCH + (50.0 if mode == "refuse" else 100.0)
     assert job.R["execution"]["expiration"] == expected_R_expiration
-    assert b.referee.violations == []
+    assert b.observer.violations == []
 
 
 def test_update_expiration_needs_a_running_job(make_broker):
@@ -348,4 +348,4 @@ def test_scheduler_restart_exception_when_hello_cannot_take_R_back(make_broker):
     b.run()
     assert b.jobs.job(kept).result == "completed"
     assert allocated(b) == []
-    assert b.referee.violations == []
+    assert b.observer.violations == []

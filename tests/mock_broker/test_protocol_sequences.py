@@ -15,8 +15,8 @@ from mock_broker_helpers import (
     whole_nodes,
 )
 
-from mock_broker.clock import EPOCH
 from mock_broker.machine import Machine
+from mock_broker.runtime.clock import EPOCH
 
 # -- limited mode -----------------------------------------------------------------
 
@@ -71,7 +71,7 @@ def test_higher_priority_arrival_withdraws_the_lowest_request(make_broker):
     starts = {j: elapsed(b, b.jobs.job(j).t_run) for j in (a, jb, jc, jd, je)}
     assert starts == {a: 0.0, je: 100.0, jb: 100.0, jc: 110.0, jd: 110.0}
     assert all(b.jobs.job(j).state == "INACTIVE" for j in starts)
-    assert b.referee.violations == []
+    assert b.observer.violations == []
 
 
 def test_priority_change_withdraws_the_lowest_request(make_broker):
@@ -87,7 +87,7 @@ def test_priority_change_withdraws_the_lowest_request(make_broker):
     b.run()
     assert elapsed(b, b.jobs.job(jd).t_run) == 100.0
     assert elapsed(b, b.jobs.job(jc).t_run) == 110.0
-    assert b.referee.violations == []
+    assert b.observer.violations == []
 
 
 def test_second_cancel_for_the_same_request_is_ignored(make_broker):
@@ -117,7 +117,7 @@ def test_second_cancel_for_the_same_request_is_ignored(make_broker):
         110.0,
         120.0,
     ]
-    assert b.referee.violations == []
+    assert b.observer.violations == []
 
 
 def test_unlimited_mode_sends_every_request(make_broker):
@@ -156,7 +156,7 @@ def test_partial_frees_come_rank_by_rank(make_broker):
     job = b.jobs.job(jid)
     assert job.state == "INACTIVE" and not job.has_resources
     assert elapsed(b, job.t_end) == 100.0
-    assert b.referee.violations == []
+    assert b.observer.violations == []
 
 
 def test_freed_ranks_are_used_as_soon_as_they_come_back(make_broker):
@@ -172,7 +172,7 @@ def test_freed_ranks_are_used_as_soon_as_they_come_back(make_broker):
     assert ranks(b.jobs.job(second).R) == [0]
     assert ranks(b.jobs.job(third).R) == [1]
     assert b.jobs.job(first).result == "completed"
-    assert b.referee.violations == []
+    assert b.observer.violations == []
 
 
 def test_single_rank_job_frees_at_once_even_with_release_after(make_broker):
@@ -227,7 +227,7 @@ def test_restart_replays_unreleased_ranks_in_hello(make_broker):
     assert allocated(b) == [2, 3]
     b.run()
     assert allocated(b) == []
-    assert b.referee.violations == []
+    assert b.observer.violations == []
 
 
 def test_restart_without_partial_ok_terminates_housekeeping(make_broker):
@@ -254,7 +254,7 @@ def test_restart_without_partial_ok_terminates_housekeeping(make_broker):
     b.run()
     frees = messages(b, "sched.free", mark)
     assert {m["payload"]["id"] for m in frees} == {bb}
-    assert b.referee.violations == []
+    assert b.observer.violations == []
 
 
 def test_restart_requeues_pending_jobs_and_resends_them(make_broker):
@@ -275,7 +275,7 @@ def test_restart_requeues_pending_jobs_and_resends_them(make_broker):
     ] == [running]
     b.run()
     assert elapsed(b, b.jobs.job(pending).t_run) == 30.0
-    assert b.referee.violations == []
+    assert b.observer.violations == []
 
 
 def test_jobs_running_before_the_scheduler_loads(make_broker):
@@ -297,4 +297,4 @@ def test_jobs_running_before_the_scheduler_loads(make_broker):
     b.run()
     assert elapsed(b, b.jobs.job(old).t_end) == 40.0
     assert elapsed(b, b.jobs.job(new).t_run) == 40.0
-    assert b.referee.violations == []
+    assert b.observer.violations == []

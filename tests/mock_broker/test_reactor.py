@@ -10,10 +10,10 @@ import time
 import pytest
 from mock_broker_helpers import SEED, elapsed, messages, sched, whole_nodes
 
-from mock_broker import clock as clock_module
-from mock_broker.broker import BrokerStalled
-from mock_broker.clock import EPOCH, MONOTONIC_BASE
 from mock_broker.machine import Machine
+from mock_broker.runtime import clock as clock_module
+from mock_broker.runtime.broker import BrokerStalled
+from mock_broker.runtime.clock import EPOCH, MONOTONIC_BASE
 
 PROBE_LINE = re.compile(r"schedule time=(\S+) monotonic=(\S+) random=(\S+)")
 

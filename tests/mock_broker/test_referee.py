@@ -20,8 +20,8 @@ from mock_broker_helpers import (
     whole_nodes,
 )
 
+from conformance.referee import RefereeError
 from mock_broker.machine import Machine
-from mock_broker.referee import RefereeError
 
 # -- the sequences ------------------------------------------------------------------
 
@@ -137,8 +137,8 @@ SEQUENCES = [
 @pytest.mark.parametrize("target", [SEED, sched("seed_generator.py")])
 def test_correct_scheduler_has_no_violations(make_broker, sequence, target):
     b, ids = sequence(make_broker, target)
-    assert b.referee.violations == []
-    b.referee.assert_clean()
+    assert b.observer.violations == []
+    b.observer.assert_clean()
     assert all(b.jobs.job(j).state == "INACTIVE" for j in ids)
     assert b.jobs.allocated_ranks() == {}
 
@@ -158,14 +158,14 @@ def broken(name):
 
 def only(b, kind):
     """The single violation of *kind*, checked to be the only kind found."""
-    assert b.referee.kinds() == [kind], [str(v) for v in b.referee.violations]
-    return b.referee.violations[0]
+    assert b.observer.kinds() == [kind], [str(v) for v in b.observer.violations]
+    return b.observer.violations[0]
 
 
 def test_answering_twice(make_broker):
     b, ids = three_jobs(make_broker, broken("AnswersTwice"))
-    assert b.referee.kinds() == ["second-final-response"] * 3
-    v = b.referee.violations[0]
+    assert b.observer.kinds() == ["second-final-response"] * 3
+    v = b.observer.violations[0]
     assert v.text == (
         f"{b.jobs.job(ids[0]).f58}: DENY for a request that was already "
         "answered (or never sent)"
@@ -232,8 +232,8 @@ def test_success_arriving_after_the_teardown_is_freed_at_once(make_broker):
 
 def test_success_without_kvs_commit(make_broker):
     b, ids = three_jobs(make_broker, broken("SkipsKVSCommit"))
-    assert b.referee.kinds() == ["success-without-kvs-R"] * 3
-    v = b.referee.violations[0]
+    assert b.observer.kinds() == ["success-without-kvs-R"] * 3
+    v = b.observer.violations[0]
     key = f"job.0000.0000.0000.{ids[0]:04x}.R"
     assert v.text == (
         f"{b.jobs.job(ids[0]).f58}: SUCCESS before R was committed to the KVS ({key})"
@@ -247,7 +247,7 @@ def test_success_without_kvs_commit(make_broker):
 
 def test_overlapping_R(make_broker):
     b, (j1, j2, j3) = three_jobs(make_broker, broken("ReusesR"))
-    v = b.referee.violations[0]
+    v = b.observer.violations[0]
     assert v.kind == "R-overlap"
     assert v.text == f"{b.jobs.job(j2).f58}: R overlaps {b.jobs.job(j1).f58} on rank 0"
     line = marked_line(v)
@@ -256,7 +256,7 @@ def test_overlapping_R(make_broker):
     assert ranks(b.jobs.job(j1).R) == ranks(b.jobs.job(j2).R) == [0]
     # the scheduler's own pool then refuses the free of R it never allocated
     # to that job, and the module stops with an error
-    assert b.referee.kinds() == ["R-overlap", "module-exited"]
+    assert b.observer.kinds() == ["R-overlap", "module-exited"]
 
 
 def test_R_on_a_drained_rank(make_broker):
@@ -324,9 +324,9 @@ def test_cancel_nobody_asked_for(make_broker):
 
 def test_error_response_to_alloc(make_broker):
     b, ids = three_jobs(make_broker, broken("AnswersWithError"))
-    assert b.referee.kinds()[0] == "error-response"
-    assert set(b.referee.kinds()) == {"error-response"}
-    v = b.referee.violations[0]
+    assert b.observer.kinds()[0] == "error-response"
+    assert set(b.observer.kinds()) == {"error-response"}
+    v = b.observer.violations[0]
     assert v.text == "alloc response with error 12 (out of memory)"
     assert "sched.alloc (response) [out of memory] errnum=12" in marked_line(v)
     assert "scheduler interface stopped: alloc response error" in notes(b)
@@ -364,7 +364,7 @@ def test_raising_in_schedule(make_broker):
     b.run()
     assert b.jobs.job(jid).result == "completed"
     assert elapsed(b, b.jobs.job(jid).t_run) == 0.0
-    assert b.referee.kinds() == ["module-exited"]
+    assert b.observer.kinds() == ["module-exited"]
 
 
 def test_orderly_unload_is_not_a_violation(make_broker):
@@ -374,13 +374,13 @@ def test_orderly_unload_is_not_a_violation(make_broker):
     assert b.modules == {}
     exits = [e for e in b.transcript.entries() if e.text == "module exited: ok"]
     assert [e.source for e in exits] == ["seed_minimal"]
-    assert b.referee.violations == []
+    assert b.observer.violations == []
 
 
 def test_assert_clean_lists_every_violation(make_broker):
     b, _ = three_jobs(make_broker, broken("AnswersTwice"))
     with pytest.raises(RefereeError) as info:
-        b.referee.assert_clean()
+        b.observer.assert_clean()
     text = str(info.value)
     assert text.count("[second-final-response] at t=0.000") == 3
     assert text.count("transcript around #") == 3
@@ -429,7 +429,7 @@ def test_malformed_responses(make_broker, fault, kind, text, teardown):
     b.load(broken("SendsRaw"), [f"fault={fault}"])
     jid = b.jobs.submit(whole_nodes(1), runtime=10)
     b.run()
-    v = b.referee.violations[0]
+    v = b.observer.violations[0]
     assert v.kind == kind
     other = JobID(jid + 1000).f58  # the id SendsRaw makes up
     assert v.text == text.format(f58=b.jobs.job(jid).f58, other=other)

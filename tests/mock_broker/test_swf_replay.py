@@ -9,8 +9,8 @@ import pytest
 
 from flux_schedkit import cli
 from mock_broker.machine import Machine
-from mock_broker.replay import replay
-from mock_broker.swf import SWFError, read_swf
+from replay.runner import replay
+from replay.swf import SWFError, read_swf
 
 SCHEDULERS = Path(__file__).parent / "schedulers"
 SEED = str(SCHEDULERS / "seed_minimal.py")

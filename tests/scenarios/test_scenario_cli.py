@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
+from conformance.scenarios.runner import library_paths
 from flux_schedkit import cli
-from mock_broker.scenario_file import library_paths
 
 PASSING = """\
 description: one job runs

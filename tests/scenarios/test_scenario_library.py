@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from mock_broker.scenario_file import library_paths, load_scenario, run_scenario
+from conformance.scenarios.runner import library_paths, load_scenario, run_scenario
 
 LIBRARY = library_paths()
 

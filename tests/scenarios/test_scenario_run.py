@@ -6,8 +6,9 @@ import json
 
 import pytest
 
+from conformance.referee import Referee
+from conformance.scenarios.runner import ScenarioError, library_paths, run_scenario
 from mock_broker.jobspec import make_jobspec
-from mock_broker.scenario_file import ScenarioError, library_paths, run_scenario
 
 HELLO_OVERLAP = """\
 description: a scheduler that ignores hello double-books the running job's nodes
@@ -29,7 +30,7 @@ def test_an_expected_violation_lets_the_scenario_pass(write_scenario, scheduler_
         write_scenario(HELLO_OVERLAP), scheduler_path("forgetful_hello.py")
     )
     assert result.passed, result.reasons()
-    assert result.broker.referee.kinds() == ["R-overlap"]
+    assert result.broker.observer.kinds() == ["R-overlap"]
     assert result.violations == []
 
 
@@ -317,9 +318,11 @@ def test_partially_released_running_job(make_broker_with_seed):
 
 @pytest.fixture
 def make_broker_with_seed():
-    from mock_broker.broker import MockBroker
     from mock_broker.machine import Machine
+    from mock_broker.runtime.broker import MockBroker
 
     broker = MockBroker(Machine.uniform(4, 4), release_after=5)
+
+    Referee.attach(broker)
     yield broker
     broker.close()

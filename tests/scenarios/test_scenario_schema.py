@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from mock_broker.scenario_file import ScenarioError, load_scenario, parse_scenario
+from conformance.scenarios.runner import ScenarioError, load_scenario, parse_scenario
 
 VALID = """\
 description: two jobs
@@ -325,10 +325,10 @@ def test_running_job_on_whole_nodes_gets_a_matching_jobspec():
 def test_loading_a_scenario_installs_nothing():
     code = (
         "import sys\n"
-        "from mock_broker.scenario_file import library_paths, load_scenario\n"
+        "from conformance.scenarios.runner import library_paths, load_scenario\n"
         "for path in library_paths():\n"
         "    load_scenario(path)\n"
         "assert 'flux' not in sys.modules, 'flux was imported'\n"
-        "assert 'mock_broker.broker' not in sys.modules\n"
+        "assert 'mock_broker.runtime.broker' not in sys.modules\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

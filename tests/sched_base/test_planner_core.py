@@ -12,9 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from flux_sched_base.planner import Planner
-from mock_broker.clock import VirtualClock
 from mock_broker.jobspec import make_jobspec
 from mock_broker.machine import Machine
+from mock_broker.runtime.clock import VirtualClock
 
 INF = math.inf
 NOW = 1000.0

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from mock_broker.broker import MockBroker
+from conformance.referee import Referee
 from mock_broker.jobspec import make_jobspec
 from mock_broker.machine import Machine
+from mock_broker.runtime.broker import MockBroker
 
 ROOT = Path(__file__).resolve().parents[2]
 POLICIES = ("fifo", "easy", "conservative")
@@ -28,6 +29,7 @@ def whole_nodes(n: int, duration: float, cores: int = 4) -> dict:
 def start_broker(policy: str, args=(), machine: Machine | None = None, **kw):
     """A broker with *policy* loaded (queue-depth=unlimited unless given)."""
     broker = MockBroker(machine or Machine.uniform(4, 4), **kw)
+    Referee.attach(broker)
     args = list(args)
     if not any(a.startswith("queue-depth=") for a in args):
         args.append("queue-depth=unlimited")

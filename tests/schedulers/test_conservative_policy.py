@@ -32,7 +32,7 @@ def test_every_queued_job_holds_a_reservation():
     b.run()
     for jobid, value in estimate.items():
         assert b.jobs.job(jobid).t_run == value
-    b.referee.assert_clean()
+    b.observer.assert_clean()
 
 
 def test_low_priority_arrival_backfills_only_where_it_delays_nobody():
@@ -51,7 +51,7 @@ def test_low_priority_arrival_backfills_only_where_it_delays_nobody():
     )
     b.run()
     assert b.jobs.job(wide).t_run == b.clock.epoch + 100
-    b.referee.assert_clean()
+    b.observer.assert_clean()
 
 
 def test_higher_priority_arrival_pushes_lower_reservations():
@@ -66,7 +66,7 @@ def test_higher_priority_arrival_pushes_lower_reservations():
     assert b.jobs.job(high).annotations["sched"]["t_estimate"] == b.clock.epoch + 100
     assert b.jobs.job(low).annotations["sched"]["t_estimate"] == b.clock.epoch + 200
     b.run()
-    b.referee.assert_clean()
+    b.observer.assert_clean()
 
 
 def test_compression_when_a_job_ends_early():
@@ -88,7 +88,7 @@ def test_compression_when_a_job_ends_early():
         t0 + 240,
     ]
     b.run()
-    b.referee.assert_clean()
+    b.observer.assert_clean()
 
 
 def test_compression_does_not_take_a_lower_priority_reservation():
@@ -110,7 +110,7 @@ def test_compression_does_not_take_a_lower_priority_reservation():
     b.run()
     assert b.jobs.job(small).t_run == t0 + 100
     assert b.jobs.job(wide).t_run == t0 + 160
-    b.referee.assert_clean()
+    b.observer.assert_clean()
 
 
 def test_extended_expiration_moves_reservations_later():
@@ -126,7 +126,7 @@ def test_extended_expiration_moves_reservations_later():
     assert b.jobs.job(waiting).annotations["sched"]["t_estimate"] == t0 + 150
     b.run()
     assert b.jobs.job(waiting).t_run == t0 + 150
-    b.referee.assert_clean()
+    b.observer.assert_clean()
 
 
 def test_drain_moves_reservations_later():
@@ -147,7 +147,7 @@ def test_drain_moves_reservations_later():
     b.run_until_quiet()
     assert b.jobs.job(c).annotations["sched"]["t_estimate"] == t0 + 100
     b.run()
-    b.referee.assert_clean()
+    b.observer.assert_clean()
 
 
 def test_reservation_depth_bounds_the_reservations():
@@ -160,7 +160,7 @@ def test_reservation_depth_bounds_the_reservations():
     assert held == [True, True, False, False]
     assert b.stats()["reserved_jobs"] == 2
     b.run()
-    b.referee.assert_clean()
+    b.observer.assert_clean()
 
 
 def test_job_pushed_past_the_depth_loses_its_estimate():
@@ -178,7 +178,7 @@ def test_job_pushed_past_the_depth_loses_its_estimate():
     assert b.jobs.job(first).annotations["sched"]["t_estimate"] == t0 + 200
     assert b.jobs.job(second).annotations is None
     b.run()
-    b.referee.assert_clean()
+    b.observer.assert_clean()
 
 
 def test_priority_raise_takes_precedence_like_an_arrival():
@@ -194,7 +194,7 @@ def test_priority_raise_takes_precedence_like_an_arrival():
     assert estimates == [t0 + 200, t0 + 300, t0 + 100]
     b.run()
     assert [b.jobs.job(j).t_run for j in jobs] == estimates
-    b.referee.assert_clean()
+    b.observer.assert_clean()
 
 
 def test_estimates_are_exact_when_runtimes_equal_durations_example():
@@ -228,7 +228,7 @@ def test_estimates_are_exact_when_runtimes_equal_durations(jobs):
         estimates = {v for _, v in values if v is not None}
         assert estimates <= {b.jobs.job(jobid).t_run}
     assert set(last_estimates(b)) <= set(ids)
-    b.referee.assert_clean()
+    b.observer.assert_clean()
 
 
 # -- reservations never move later except for the three reasons -----------------
@@ -364,4 +364,4 @@ def check_three_reasons(events):
                 job.f58,
                 "late start",
             )
-    b.referee.assert_clean()
+    b.observer.assert_clean()

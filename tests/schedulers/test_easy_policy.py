@@ -30,7 +30,7 @@ def test_short_job_backfills_before_the_shadow_time():
     assert b.jobs.job(short).annotations["sched"]["selection_type"] == "backfilled"
     assert b.jobs.job(head).annotations["sched"]["selection_type"] == "reserved"
     assert b.jobs.job(running).annotations["sched"]["selection_type"] == "immediate"
-    b.referee.assert_clean()
+    b.observer.assert_clean()
 
 
 def test_long_job_backfills_on_a_node_the_reservation_does_not_need():
@@ -53,7 +53,7 @@ def test_long_job_backfills_on_a_node_the_reservation_does_not_need():
     long_ranks = b.jobs.job(long).R["execution"]["R_lite"][0]["rank"]
     head_ranks = head_job.R["execution"]["R_lite"][0]["rank"]
     assert long_ranks not in head_ranks
-    b.referee.assert_clean()
+    b.observer.assert_clean()
 
 
 def test_second_long_job_waits_when_no_spare_node_is_left():
@@ -69,7 +69,7 @@ def test_second_long_job_waits_when_no_spare_node_is_left():
     b.run()
     assert b.jobs.job(head).t_run == b.clock.epoch + 100
     assert b.jobs.job(second).t_run == b.clock.epoch + 200
-    b.referee.assert_clean()
+    b.observer.assert_clean()
 
 
 def test_job_without_time_limit_backfills_only_outside_the_reservation():
@@ -82,7 +82,7 @@ def test_job_without_time_limit_backfills_only_outside_the_reservation():
     assert b.jobs.job(unlimited).state == "RUN"
     b.run()
     assert b.jobs.job(head).t_run == b.clock.epoch + 100
-    b.referee.assert_clean()
+    b.observer.assert_clean()
 
 
 def test_displaced_head_loses_its_estimate():
@@ -100,7 +100,7 @@ def test_displaced_head_loses_its_estimate():
     b.run()
     assert b.jobs.job(urgent).t_run == b.clock.epoch + 100
     assert b.jobs.job(first).t_run == b.clock.epoch + 200
-    b.referee.assert_clean()
+    b.observer.assert_clean()
 
 
 def test_reservation_moves_earlier_when_a_job_ends_early():
@@ -112,7 +112,7 @@ def test_reservation_moves_earlier_when_a_job_ends_early():
     assert b.jobs.job(head).annotations["sched"]["t_estimate"] == b.clock.epoch + 100
     b.run()
     assert b.jobs.job(head).t_run == b.clock.epoch + 30
-    b.referee.assert_clean()
+    b.observer.assert_clean()
 
 
 # -- random workloads -----------------------------------------------------------
@@ -163,7 +163,7 @@ def test_head_reservation_is_never_delayed(jobs):
         assert values == sorted(values, reverse=True)
         if values:
             assert job.t_run <= values[-1]
-    b.referee.assert_clean()
+    b.observer.assert_clean()
 
 
 @settings(
@@ -178,4 +178,4 @@ def test_estimates_are_exact_when_runtimes_equal_durations(jobs):
     last = last_estimates(b)
     for jobid, estimate in last.items():
         assert b.jobs.job(jobid).t_run == estimate
-    b.referee.assert_clean()
+    b.observer.assert_clean()

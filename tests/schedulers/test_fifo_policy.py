@@ -29,7 +29,7 @@ def test_blocked_head_blocks_smaller_jobs_behind_it():
     assert b.jobs.job(head).t_run == t0 + 100
     assert b.jobs.job(small).t_run == t0 + 200
     assert b.jobs.job(small).annotations["sched"]["selection_type"] == "immediate"
-    b.referee.assert_clean()
+    b.observer.assert_clean()
 
 
 def test_estimates_respect_fifo_order_even_where_a_job_would_fit_earlier():
@@ -47,7 +47,7 @@ def test_estimates_respect_fifo_order_even_where_a_job_would_fit_earlier():
     assert b.jobs.job(second).annotations["sched"]["t_estimate"] == t0 + 100
     b.run()
     assert b.jobs.job(second).t_run == t0 + 100
-    b.referee.assert_clean()
+    b.observer.assert_clean()
 
 
 def test_forecast_depth_bounds_the_estimates():
@@ -59,7 +59,7 @@ def test_forecast_depth_bounds_the_estimates():
     estimated = [b.jobs.job(j).annotations is not None for j in jobs]
     assert estimated == [True, True, False, False]
     b.run()
-    b.referee.assert_clean()
+    b.observer.assert_clean()
 
 
 def test_forecast_depth_zero_disables_estimates():
@@ -71,7 +71,7 @@ def test_forecast_depth_zero_disables_estimates():
     assert b.jobs.job(waiting).annotations is None
     b.run()
     assert not any("t_estimate" in s for _, _, s, _ in sched_annotations(b))
-    b.referee.assert_clean()
+    b.observer.assert_clean()
 
 
 def test_job_without_time_limit_ends_the_chain_of_estimates():
@@ -85,7 +85,7 @@ def test_job_without_time_limit_ends_the_chain_of_estimates():
     assert sched["reason_pending"].startswith("insufficient resources")
     b.run()
     assert b.jobs.job(waiting).t_run == b.clock.epoch + 100
-    b.referee.assert_clean()
+    b.observer.assert_clean()
 
 
 # -- random workloads -----------------------------------------------------------
@@ -150,7 +150,7 @@ def test_no_job_starts_before_a_higher_priority_one(submissions, depth):
             if a_first and submitted[ja.f58] < started[c]:
                 # a was waiting when c started: a must have started first.
                 assert started[a] < started[c], (ja.f58, jc.f58)
-    b.referee.assert_clean()
+    b.observer.assert_clean()
 
 
 @settings(
@@ -167,4 +167,4 @@ def test_estimates_are_exact_when_runtimes_equal_durations(jobs):
         assert estimates <= {b.jobs.job(jobid).t_run}
     for jobid, estimate in last_estimates(b).items():
         assert b.jobs.job(jobid).t_run == estimate
-    b.referee.assert_clean()
+    b.observer.assert_clean()

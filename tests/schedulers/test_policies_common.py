@@ -6,10 +6,11 @@ import pytest
 from conftest import POLICIES, module_path, start_broker
 from conftest import whole_nodes as _nodes
 
-from mock_broker.broker import MockBroker
+from conformance.referee import Referee
 from mock_broker.jobspec import make_jobspec
 from mock_broker.machine import Machine
-from mock_broker.module_host import ModuleLoadError
+from mock_broker.runtime.broker import MockBroker
+from mock_broker.runtime.module_host import ModuleLoadError
 
 
 @pytest.mark.parametrize(
@@ -28,6 +29,7 @@ from mock_broker.module_host import ModuleLoadError
 )
 def test_bad_arguments_fail_the_load_naming_the_argument(policy, arg, named):
     b = MockBroker(Machine.uniform(2, 2))
+    Referee.attach(b)
     with pytest.raises(ModuleLoadError) as info:
         b.load(module_path(policy), [arg])
     assert named in str(info.value)
@@ -36,6 +38,7 @@ def test_bad_arguments_fail_the_load_naming_the_argument(policy, arg, named):
 
 def test_accepted_values_are_listed_in_the_error():
     b = MockBroker()
+    Referee.attach(b)
     with pytest.raises(ModuleLoadError, match=r"integer >= 1 or 'unlimited'"):
         b.load(module_path("conservative"), ["reservation-depth=0"])
 
@@ -59,6 +62,7 @@ def test_arguments_and_defaults_show_in_stats(policy, args, shown):
 
 def test_default_queue_depths(policy):
     b = MockBroker()
+    Referee.attach(b)
     b.load(module_path(policy))
     mode = [line for line in b.transcript.lines() if "sched-ready {" in line][0]
     expected = '"limit":8' if policy == "fifo" else '"mode":"unlimited"'
@@ -75,7 +79,7 @@ def test_R_carries_starttime_and_expiration(policy):
     assert (execution["starttime"], execution["expiration"]) == (t0, t0 + 100)
     execution = b.jobs.job(unlimited).R["execution"]
     assert (execution["starttime"], execution["expiration"]) == (t0, 0.0)
-    b.referee.assert_clean()
+    b.observer.assert_clean()
 
 
 def test_instance_expiration_bounds_R_expiration(policy):
@@ -88,7 +92,7 @@ def test_instance_expiration_bounds_R_expiration(policy):
     b.run()
     assert b.jobs.job(long).R["execution"]["expiration"] == t0 + 50
     assert b.jobs.job(unlimited).R["execution"]["expiration"] == t0 + 50
-    b.referee.assert_clean()
+    b.observer.assert_clean()
 
 
 def test_stats_report_planner_figures(policy):
@@ -115,7 +119,7 @@ def test_infeasible_job_is_denied(policy):
     b.run()
     assert b.jobs.job(jobid).result == "denied"
     assert b.jobs.job(fits).result == "completed"
-    b.referee.assert_clean()
+    b.observer.assert_clean()
 
 
 def test_restart_plans_around_running_jobs_from_hello(policy):
@@ -130,7 +134,7 @@ def test_restart_plans_around_running_jobs_from_hello(policy):
     assert b.jobs.job(wide).annotations["sched"]["t_estimate"] == t0 + 100
     b.run()
     assert b.jobs.job(wide).t_run == t0 + 100
-    b.referee.assert_clean()
+    b.observer.assert_clean()
 
 
 def test_cancel_clears_reservation_and_later_jobs_move_up(policy):
@@ -146,7 +150,7 @@ def test_cancel_clears_reservation_and_later_jobs_move_up(policy):
     assert b.jobs.job(second).annotations["sched"]["t_estimate"] == t0 + 100
     b.run()
     assert b.jobs.job(second).t_run == t0 + 100
-    b.referee.assert_clean()
+    b.observer.assert_clean()
 
 
 def test_gpus_constraints_and_exclusive_nodes(policy):
@@ -172,7 +176,7 @@ def test_gpus_constraints_and_exclusive_nodes(policy):
     assert b.jobs.job(gpu).t_run == t0 and b.jobs.job(excl).t_run == t0
     assert b.jobs.job(more).t_run == t0 + 50
     assert b.jobs.job(ranked).R["execution"]["R_lite"][0]["rank"] == "0"
-    b.referee.assert_clean()
+    b.observer.assert_clean()
 
 
 @pytest.mark.parametrize("name", POLICIES)

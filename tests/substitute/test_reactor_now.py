@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import textwrap
 
-from mock_broker.broker import MockBroker
+from conformance.referee import Referee
 from mock_broker.jobspec import make_jobspec
+from mock_broker.runtime.broker import MockBroker
 
 MODULE = textwrap.dedent(
     """
@@ -42,6 +43,7 @@ def test_reactor_now_is_the_virtual_clock(tmp_path):
     path = tmp_path / "stamping.py"
     path.write_text(MODULE)
     b = MockBroker()
+    Referee.attach(b)
     b.load(str(path))
     b.run_for(25.0)
     jobid = b.jobs.submit(make_jobspec(nodes=1, duration=60.0), runtime=5.0)
@@ -49,4 +51,4 @@ def test_reactor_now_is_the_virtual_clock(tmp_path):
     execution = b.jobs.job(jobid).R["execution"]
     assert execution["starttime"] == b.clock.epoch + 25.0
     assert execution["expiration"] == b.clock.epoch + 85.0
-    b.referee.assert_clean()
+    b.observer.assert_clean()

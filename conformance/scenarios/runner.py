@@ -4,9 +4,9 @@ A scenario file describes a machine, jobs already running, a timeline of
 steps (submissions, cancels, drains, restarts, ...) and what should come
 of it.  :func:`load_scenario` validates a file (any mistake raises
 :class:`ScenarioError` naming the file, the step and the key) and
-:func:`run_scenario` runs it on a fresh :class:`~mock_broker.broker.MockBroker`
+:func:`run_scenario` runs it on a fresh :class:`~mock_broker.runtime.broker.MockBroker`
 and returns a :class:`ScenarioResult`.  ``flux-schedkit run`` is the command
-line for the same thing; the files under ``mock_broker/scenarios/``
+line for the same thing; the files under ``conformance/scenarios/library/``
 (:func:`library_paths`) replay the RFC 27 sequences one by one.
 
 .. rubric:: Schema
@@ -127,8 +127,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mock_broker.scenario_checks import check_job, describe_step, merge_args
-from mock_broker.scenario_schema import (
+from conformance.scenarios.checks import check_job, describe_step, merge_args
+from conformance.scenarios.schema import (
     Checkpoint,
     Scenario,
     ScenarioError,
@@ -138,8 +138,8 @@ from mock_broker.scenario_schema import (
 )
 
 if TYPE_CHECKING:
-    from mock_broker.broker import MockBroker
-    from mock_broker.referee import Violation
+    from conformance.referee import Violation
+    from mock_broker.runtime.broker import MockBroker
 
 # The broker (which installs the flux-python substitute) is imported only
 # when a scenario runs: loading and validating a file installs nothing.
@@ -159,8 +159,8 @@ SETTLE_LIMIT = 365 * 86400.0
 
 
 def library_paths() -> list[Path]:
-    """The scenario files shipped with the mock broker, sorted by name."""
-    folder = Path(__file__).resolve().parent / "scenarios"
+    """The scenario files shipped with the kit, sorted by name."""
+    folder = Path(__file__).resolve().parent / "library"
     return sorted(folder.glob("*.yaml"))
 
 
@@ -227,8 +227,9 @@ def run_scenario(
 
 class _Runner:
     def __init__(self, scenario: Scenario, scheduler: str | None, args: list[str]):
-        from mock_broker.broker import MockBroker
-        from mock_broker.clock import EPOCH
+        from conformance.referee import Referee
+        from mock_broker.runtime.broker import MockBroker
+        from mock_broker.runtime.clock import EPOCH
 
         self.scenario = scenario
         self.extra_args = args
@@ -247,6 +248,7 @@ class _Runner:
                 machine, expiration=self.epoch + machine.expiration
             )
         self.broker = MockBroker(machine, **options)
+        self.referee = Referee.attach(self.broker)
         self.result = ScenarioResult(scenario, self.broker)
         self.ids = self.result.job_ids
 
@@ -260,8 +262,8 @@ class _Runner:
         return self.result
 
     def _run(self) -> None:
-        from mock_broker.broker import BrokerStalled
-        from mock_broker.module_host import ModuleLoadError
+        from mock_broker.runtime.broker import BrokerStalled
+        from mock_broker.runtime.module_host import ModuleLoadError
 
         for job in self.scenario.running:
             self._add_running(job)
@@ -298,14 +300,14 @@ class _Runner:
 
     def _check_violations(self) -> None:
         expected = self.scenario.violations
-        seen = self.broker.referee.kinds()
+        seen = self.referee.kinds()
         for kind in expected:
             if kind not in seen:
                 self._fail(
                     "expect.violations", f"expected violation {kind!r} did not occur"
                 )
         self.result.violations = [
-            v for v in self.broker.referee.violations if v.kind not in expected
+            v for v in self.referee.violations if v.kind not in expected
         ]
 
     def _checkpoint(self, checkpoint: Checkpoint) -> None:
@@ -420,7 +422,7 @@ class _Runner:
         return merge_args(v["args"], self.extra_args)
 
     def _do_restart(self, v: dict) -> None:
-        from mock_broker.module_host import ModuleLoadError
+        from mock_broker.runtime.module_host import ModuleLoadError
 
         try:
             self.broker.restart_scheduler(self._module_args(v))
@@ -428,7 +430,7 @@ class _Runner:
             raise _Unmet(f"the scheduler failed to load again: {exc}") from exc
 
     def _do_load(self, v: dict) -> None:
-        from mock_broker.module_host import ModuleLoadError
+        from mock_broker.runtime.module_host import ModuleLoadError
 
         args = self._module_args(v)
         if args is None:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from flux.idset import IDset
 from flux.resource import Rv1Set
 
-from mock_broker.jobs import Job, ranks_of
+from mock_broker.jobmanager.jobs import Job, ranks_of
 
 
 @dataclass
@@ -69,9 +69,9 @@ class Housekeeping:
             )
         allocation = Allocation(job, [r for r in ranks if r not in freed], list(freed))
         self.allocations[job.id] = allocation
-        # The freed ranks are no longer held as far as the referee knows.
+        # The freed ranks are no longer held as far as the observer knows.
         freed_R = Rv1Set(job.R).copy_ranks(IDset(freed)).to_dict()
-        self.broker.referee.free_sent(job.id, freed_R, final=False)
+        self.broker.observer.free_sent(job.id, freed_R, final=False)
         plan = job.release
         if plan is None and self.jm.release_after is not None:
             plan = [
@@ -100,7 +100,7 @@ class Housekeeping:
                 )
                 del self.allocations[jobid]
                 allocation.job.has_resources = False
-                self.broker.referee.free_sent(jobid, allocation.job.R, final=True)
+                self.broker.observer.free_sent(jobid, allocation.job.R, final=True)
                 continue
             entries.append((allocation.job, list(allocation.freed)))
         return entries

@@ -28,9 +28,9 @@ from flux.idset import IDset
 from flux.job import JobID
 from sortedcontainers import SortedList
 
-from mock_broker.annotations import merge_annotations
-from mock_broker.housekeeping import Housekeeping
-from mock_broker.jobs import (
+from mock_broker.jobmanager.annotations import merge_annotations
+from mock_broker.jobmanager.housekeeping import Housekeeping
+from mock_broker.jobmanager.jobs import (
     ALLOC_ANNOTATE,
     ALLOC_CANCEL,
     ALLOC_DENY,
@@ -276,7 +276,7 @@ class JobManager:
 
     def _send_cancel(self, job: Job) -> None:
         self.stats["withdrawn"] += 1
-        self.broker.referee.cancel_sent(job)
+        self.broker.observer.cancel_sent(job)
         self.broker.send_request(self.link, "sched.cancel", {"id": job.id})
 
     def flush(self) -> bool:
@@ -296,7 +296,7 @@ class JobManager:
             job.alloc_pending = True
             self.sent.add(job)
             self.stats["alloc_sent"] += 1
-            self.broker.referee.alloc_sent(job)
+            self.broker.observer.alloc_sent(job)
             self.broker.send_request(
                 self.link,
                 "sched.alloc",
@@ -326,9 +326,9 @@ class JobManager:
         if not msg.flags & 2:  # FLUX_RPC_STREAMING
             self.broker.respond_error(link, msg, errno.EPROTO, "hello must stream")
             return
-        # A new scheduler instance: the referee forgets the old one's
+        # A new scheduler instance: the observer forgets the old one's
         # requests and counts ranks already down as known to it.
-        self.broker.referee.scheduler_restarted()
+        self.broker.observer.scheduler_restarted()
         for job in sorted(self.jobs.values(), key=lambda j: j.id):
             if job.has_resources and not self.housekeeping.holds(job.id):
                 self.broker.respond(link, msg, self._hello_payload(job))
@@ -388,9 +388,9 @@ class JobManager:
         self.online = False
 
     def alloc_response(self, link, msg) -> None:
-        referee = self.broker.referee
+        observer = self.broker.observer
         if msg.errnum:
-            referee.violation(
+            observer.incident(
                 "error-response",
                 f"alloc response with error {msg.errnum} ({msg.errstr})",
             )
@@ -403,12 +403,12 @@ class JobManager:
             if not isinstance(jobid, int) or not isinstance(kind, int):
                 raise TypeError
         except (TypeError, KeyError, ValueError):
-            referee.violation("malformed-response", "unparsable alloc response")
+            observer.incident("malformed-response", "unparsable alloc response")
             self._teardown("alloc response error")
             return
         known = self.jobs.get(jobid)
         job = known if known is not None and known.alloc_pending else None
-        if not referee.alloc_response(jobid, kind, p, known, job):
+        if not observer.alloc_response(jobid, kind, p, known, job):
             if kind not in (ALLOC_SUCCESS, ALLOC_ANNOTATE, ALLOC_DENY, ALLOC_CANCEL):
                 self._teardown("alloc response error")
                 return
@@ -507,7 +507,7 @@ class JobManager:
         execution = R.get("execution") or {}
         job.expiration = float(execution.get("expiration") or 0.0)
         self.stats["started"] += 1
-        self.broker.referee.job_started(job)
+        self.broker.observer.job_started(job)
         self._schedule_end(job)
 
     def _schedule_end(self, job: Job) -> None:
@@ -569,7 +569,7 @@ class JobManager:
 
     def send_free_R(self, jobid: int, R: dict, final: bool) -> None:
         """Send ``sched.free`` for *R* of job *jobid* now."""
-        self.broker.referee.free_sent(jobid, R, final)
+        self.broker.observer.free_sent(jobid, R, final)
         self.broker.send_request(
             self.link, "sched.free", {"id": jobid, "R": R, "final": final}
         )

@@ -1,6 +1,6 @@
 """Checking a scenario's job expectations against the job-manager model.
 
-Used by :mod:`mock_broker.scenario_file`; each check returns sentences a
+Used by :mod:`conformance.scenarios.runner`; each check returns sentences a
 person can act on ("state is SCHED, expected RUN"), never raises.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mock_broker.scenario_schema import JobExpectation, Step
+from conformance.scenarios.schema import JobExpectation, Step
 
 #: Two virtual times closer than this are equal.
 TIME_TOLERANCE = 1e-6

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from mock_broker.reactor import Reactor
+from mock_broker.runtime.reactor import Reactor
 
 
 class ModuleLoadError(Exception):

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import statistics
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from mock_broker.broker import MockBroker
 from mock_broker.jobspec import make_jobspec
 from mock_broker.machine import Machine
-from mock_broker.swf import SWFJob
+from mock_broker.runtime.broker import MockBroker
+from replay.swf import SWFJob
 
 #: Bounded-slowdown threshold: jobs shorter than this count as this long.
 BSLD_THRESHOLD = 10.0
@@ -69,11 +70,19 @@ def replay(
     args: list[str] | None = None,
     label: str | None = None,
     seed: int = 0,
+    watch: Callable[[MockBroker], object] | None = None,
 ) -> tuple[ReplayResult, MockBroker]:
-    """Run *jobs* through *scheduler* on *machine*; return figures and broker."""
+    """Run *jobs* through *scheduler* on *machine*; return figures and broker.
+
+    *watch*, if given, is called with the new broker before the scheduler
+    loads (for example the conformance kit's ``Referee.attach``); the
+    result's ``violations`` are then the kinds it recorded.
+    """
     if not jobs:
         raise ValueError("the trace has no jobs to replay")
     broker = MockBroker(machine, seed=seed)
+    if watch is not None:
+        watch(broker)
     broker.load(scheduler, list(args or []))
     t0 = jobs[0].submit
     ids: list[int] = []
@@ -124,7 +133,7 @@ def _figures(label, broker, ids, machine: Machine, wall: float) -> ReplayResult:
         utilization=busy / (total_cores * makespan) if makespan > 0 else 0.0,
         makespan=makespan,
         wall_seconds=wall,
-        violations=broker.referee.kinds(),
+        violations=list(getattr(broker.observer, "kinds", list)()),
     )
 
 

@@ -17,12 +17,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from flux.idset import IDset
-from flux.job import JobID
-from flux.resource import Rv1Set
-from flux.resource.Rv1Pool import ResourceRequest
+from mock_broker import flux_substitute
 
-from mock_broker.jobs import ranks_of
+flux_substitute.install()
+
+from flux.idset import IDset  # noqa: E402
+from flux.job import JobID  # noqa: E402
+from flux.resource import Rv1Set  # noqa: E402
+from flux.resource.Rv1Pool import ResourceRequest  # noqa: E402
+
+from mock_broker.jobmanager.jobs import ranks_of  # noqa: E402
+from mock_broker.runtime.observer import BrokerObserver  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -57,11 +62,20 @@ def _rank_children(R: dict) -> dict[int, tuple[frozenset, frozenset]]:
     return held
 
 
-class Referee:
-    """Watches the job-manager/scheduler conversation of one broker."""
+class Referee(BrokerObserver):
+    """Watches the job-manager/scheduler conversation of one broker.
+
+    Create it with :meth:`attach`; the broker then calls its hooks (see
+    :class:`~mock_broker.runtime.observer.BrokerObserver`).
+    """
+
+    @classmethod
+    def attach(cls, broker) -> Referee:
+        """Watch *broker* from now on and return the referee."""
+        return broker.attach_observer(cls(broker))
 
     def __init__(self, broker):
-        self.broker = broker
+        super().__init__(broker)
         self.violations: list[Violation] = []
         self._last_seq = 0
         self._open: set[int] = set()  # job ids with an alloc request open
@@ -84,6 +98,10 @@ class Referee:
         v = Violation(kind, text, self.broker.elapsed, seq, transcript.excerpt(seq))
         self.violations.append(v)
         return v
+
+    def incident(self, kind: str, text: str) -> None:
+        """What the broker detects itself is a violation too."""
+        self.violation(kind, text)
 
     def kinds(self) -> list[str]:
         """The kinds of the violations found so far, in order."""

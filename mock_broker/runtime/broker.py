@@ -1,11 +1,12 @@
 """The mock broker: virtual clock, message routing, services and modules.
 
 :class:`MockBroker` hosts Python broker modules (normally one scheduler)
-next to a model of flux-core's job-manager (:mod:`mock_broker.job_manager`),
-resource module (:mod:`mock_broker.resource_service`) and KVS
-(:mod:`mock_broker.kvs_service`).  Every message is recorded in the
-:class:`~mock_broker.transcript.Transcript` and checked by the
-:class:`~mock_broker.referee.Referee`.
+next to a model of flux-core's job-manager (:mod:`mock_broker.jobmanager.job_manager`),
+resource module (:mod:`mock_broker.services.resource`) and KVS
+(:mod:`mock_broker.services.kvs`).  Every message is recorded in the
+:class:`~mock_broker.runtime.transcript.Transcript`; a judge (the
+conformance kit's referee) may watch through
+:meth:`MockBroker.attach_observer`.
 
 The event loop follows the mock-clock idea: work that is ready at the
 current virtual time runs first (broker events, then the job-manager's
@@ -29,15 +30,15 @@ flux_substitute.install()
 
 from flux.message import Message  # noqa: E402  (needs the substitute)
 
-from mock_broker.clock import EPOCH, VirtualClock  # noqa: E402
 from mock_broker.flux_substitute import constants  # noqa: E402
-from mock_broker.job_manager import JobManager  # noqa: E402
-from mock_broker.kvs_service import KVSError, KVSService  # noqa: E402
+from mock_broker.jobmanager.job_manager import JobManager  # noqa: E402
 from mock_broker.machine import Machine  # noqa: E402
-from mock_broker.module_host import ModuleLink, ModuleLoadError, resolve  # noqa: E402
-from mock_broker.referee import Referee  # noqa: E402
-from mock_broker.resource_service import ResourceService  # noqa: E402
-from mock_broker.transcript import Transcript  # noqa: E402
+from mock_broker.runtime.clock import EPOCH, VirtualClock  # noqa: E402
+from mock_broker.runtime.module_host import ModuleLink, ModuleLoadError, resolve  # noqa: E402
+from mock_broker.runtime.observer import BrokerObserver  # noqa: E402
+from mock_broker.runtime.transcript import Transcript  # noqa: E402
+from mock_broker.services.kvs import KVSError, KVSService  # noqa: E402
+from mock_broker.services.resource import ResourceService  # noqa: E402
 
 _LEVEL_NAMES = {
     syslog.LOG_EMERG: "emerg",
@@ -96,7 +97,8 @@ class MockBroker:
         self.jobs = JobManager(
             self, default_runtime=default_runtime, release_after=release_after
         )
-        self.referee = Referee(self)
+        #: Who watches the run (see :mod:`mock_broker.runtime.observer`).
+        self.observer: BrokerObserver = BrokerObserver(self)
         self.modules: dict[str, ModuleLink] = {}
         self.services: dict[str, ModuleLink] = {}
         self.logs: list[tuple[float, str, str, str]] = []
@@ -115,6 +117,11 @@ class MockBroker:
             "job-manager.raise": self.jobs.raise_request,
         }
         self._response_topics = {"sched.alloc": self.jobs.alloc_response}
+
+    def attach_observer(self, observer: BrokerObserver) -> BrokerObserver:
+        """Let *observer* watch this broker from now on; return it."""
+        self.observer = observer
+        return observer
 
     # -- time ----------------------------------------------------------------
 
@@ -144,7 +151,7 @@ class MockBroker:
         """Load a module as ``flux module load`` would and start it.
 
         Returns once the module has entered its reactor.  Raises
-        :class:`~mock_broker.module_host.ModuleLoadError` if it could not
+        :class:`~mock_broker.runtime.module_host.ModuleLoadError` if it could not
         be imported or exited before reporting itself running.
         """
         spec = resolve(scheduler, name)
@@ -205,7 +212,7 @@ class MockBroker:
         self.transcript.note("event", link.name, f"module exited: {detail}")
         was_scheduler = self.services.get("sched") is link
         if was_scheduler and link.exit_error is not None:
-            self.referee.violation(
+            self.observer.incident(
                 "module-exited", f"scheduler {link.name} exited: {detail}"
             )
         for service in list(link.services):
@@ -228,18 +235,18 @@ class MockBroker:
             if handler is not None:
                 handler(link, msg)
             else:
-                self.referee.note_seq(seq)
+                self.observer.note_seq(seq)
                 self.respond_error(link, msg, errno.ENOSYS, f"{msg.topic}: no service")
         elif msg.type == constants.FLUX_MSGTYPE_RESPONSE:
             seq = self.transcript.message(link.name, "broker", msg)
-            self.referee.note_seq(seq)
+            self.observer.note_seq(seq)
             handler = self._response_topics.get(msg.topic)
             if handler is not None:
                 handler(link, msg)
                 return
             callback = self._waiting.pop(msg.matchtag, None)
             if callback is None:
-                self.referee.violation(
+                self.observer.incident(
                     "response-unknown-request",
                     f"{link.name} responded to {msg.topic} matchtag {msg.matchtag}, "
                     "which is not an open request",
@@ -393,7 +400,7 @@ class MockBroker:
 
     def _advance(self, limit: float | None) -> bool:
         """Jump the clock to the next event at or before *limit*."""
-        self.referee.quiescent()
+        self.observer.quiescent()
         when = self._next_time()
         if when is None or (limit is not None and when > limit):
             return False
@@ -419,7 +426,7 @@ class MockBroker:
         with self.clock.active():
             while self._step():
                 pass
-            self.referee.quiescent()
+            self.observer.quiescent()
 
     def run(self, limit: float = DEFAULT_RUN_LIMIT) -> None:
         """Run until nothing is left to happen (every job done or stuck).

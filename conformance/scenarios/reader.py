@@ -3,7 +3,7 @@
 :class:`Reader` checks one value at a time (a mapping with known keys, an
 integer in range, an idset, a job name defined earlier, a job shorthand)
 and raises :class:`ScenarioError` naming the file, the step and the key.
-:mod:`mock_broker.scenario_schema` uses it section by section.
+:mod:`conformance.scenarios.schema` uses it section by section.
 """
 
 from __future__ import annotations

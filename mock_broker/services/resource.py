@@ -75,10 +75,10 @@ class ResourceService:
         went_down = before - after
         came_up = after - before
         if went_down:
-            self.broker.referee.ranks_down(went_down)
+            self.broker.observer.ranks_down(went_down)
             self._notify({"down": str(IDset(sorted(went_down)))})
         if came_up:
-            self.broker.referee.ranks_up(came_up)
+            self.broker.observer.ranks_up(came_up)
             self._notify({"up": str(IDset(sorted(came_up)))})
 
     def drain(self, ranks) -> None:

@@ -2,7 +2,7 @@
 
 :func:`parse_scenario` turns the YAML text of a scenario into a
 :class:`Scenario`; every departure from the schema documented in
-:mod:`mock_broker.scenario_file` raises :class:`ScenarioError`, naming the
+:mod:`conformance.scenarios.runner` raises :class:`ScenarioError`, naming the
 file, the step (1-based) where there is one, and the key.  Validation is
 complete before anything runs, so a typo never surfaces halfway through a
 run.  This module imports neither flux-python nor the broker.
@@ -16,8 +16,7 @@ from typing import Any
 
 import yaml
 
-from mock_broker.machine import Machine, NodeGroup
-from mock_broker.scenario_reader import (
+from conformance.scenarios.reader import (
     SHAPE_KEYS,
     Reader,
     ScenarioError,
@@ -27,6 +26,7 @@ from mock_broker.scenario_reader import (
     read_release_plan,
     show,
 )
+from mock_broker.machine import Machine, NodeGroup
 
 __all__ = [
     "Checkpoint",

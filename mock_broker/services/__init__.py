@@ -1,0 +1,2 @@
+"""Broker services other than the job-manager: ``resource.acquire`` and
+the KVS."""
