@@ -93,6 +93,11 @@ integer, or a list of integers.  An unknown key anywhere is an error.
 
     A step at time T acts after everything due at T has happened.
 
+``clause`` (optional)
+    The id of the conformance clause whose behaviour the scenario's
+    expectations demonstrate (see ``flux-schedkit clauses``); an unmet
+    expectation fails that clause.
+
 ``end`` (optional)
     Stop the run at this time.  By default the run goes on until nothing
     is left to happen, which never comes for a scheduler that re-arms a
@@ -209,6 +214,7 @@ def run_scenario(
     scenario: Scenario | str | Path,
     scheduler: str | None = None,
     args: list[str] | None = None,
+    prepare=None,
 ) -> ScenarioResult:
     """Run *scenario* (a :class:`Scenario` or a path) and check it.
 
@@ -216,13 +222,18 @@ def run_scenario(
         scheduler: ``PATH.py`` or ``module`` with an optional ``:Class``;
             overrides the scenario's ``scheduler.path``.
         args: module arguments replacing the scenario's ones key by key.
+        prepare: called with the new broker before anything runs (the
+            kit uses it to apply its budgets).
 
     Raises:
         ScenarioError: the file is invalid, or no scheduler was named.
     """
     if not isinstance(scenario, Scenario):
         scenario = load_scenario(scenario)
-    return _Runner(scenario, scheduler, list(args or [])).run()
+    runner = _Runner(scenario, scheduler, list(args or []))
+    if prepare is not None:
+        prepare(runner.broker)
+    return runner.run()
 
 
 class _Runner:

@@ -136,12 +136,13 @@ class Scenario:
     violations: list[str] = field(default_factory=list)
     checkpoints: list[Checkpoint] = field(default_factory=list)
     end: float | None = None
+    clause: str | None = None
 
 
 # -- top level ----------------------------------------------------------------
 
 _TOP_KEYS = ("name", "description", "machine", "broker", "scheduler", "running")
-_TOP_KEYS += ("steps", "end", "expect")
+_TOP_KEYS += ("steps", "end", "expect", "clause")
 
 
 def load_scenario(path: str | Path) -> Scenario:
@@ -184,6 +185,8 @@ def parse_scenario(text: str, path: str = "<scenario>") -> Scenario:
     )
     scenario.running, scenario.steps = running, steps
     _expect(r, data.get("expect", {}), known, scenario)
+    if "clause" in data:
+        scenario.clause = r.string(data["clause"], "clause")
     if "end" in data:
         scenario.end = r.number(data["end"], "end")
         times = [s.time for s in steps] + [c.time for c in scenario.checkpoints]

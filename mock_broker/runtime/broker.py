@@ -59,6 +59,12 @@ class BrokerStalled(RuntimeError):
     """A run limit was reached while work was still scheduled."""
 
 
+class BrokerLivelock(BrokerStalled):
+    """More than ``max_messages_per_instant`` messages came from modules
+    without the virtual clock moving: the modules and the broker answer
+    each other forever at one instant."""
+
+
 class MockBroker:
     """A deterministic, virtual-time Flux broker for one instance.
 
@@ -102,6 +108,12 @@ class MockBroker:
         self.modules: dict[str, ModuleLink] = {}
         self.services: dict[str, ModuleLink] = {}
         self.logs: list[tuple[float, str, str, str]] = []
+        #: Stop with :class:`BrokerLivelock` after this many messages from
+        #: modules at one virtual instant (None: no limit).
+        self.max_messages_per_instant: int | None = None
+        self._instant = (self.clock.now, 0)
+        #: The traceback of the last module that exited with an error.
+        self.last_exit_traceback = ""
         self._events: list[tuple[float, int, Callable[[], None]]] = []
         self._seq = itertools.count()
         self._matchtags = itertools.count(1)
@@ -209,6 +221,8 @@ class MockBroker:
         if self.modules.get(link.name) is link:
             del self.modules[link.name]
         detail = "ok" if link.exit_error is None else _describe(link.exit_error)
+        if link.exit_error is not None:
+            self.last_exit_traceback = link.exit_traceback
         self.transcript.note("event", link.name, f"module exited: {detail}")
         was_scheduler = self.services.get("sched") is link
         if was_scheduler and link.exit_error is not None:
@@ -229,6 +243,10 @@ class MockBroker:
     # -- messages ----------------------------------------------------------------
 
     def route_from_module(self, link: ModuleLink, msg: Message) -> None:
+        now, count = self._instant
+        self._instant = (
+            (now, count + 1) if now == self.clock.now else (self.clock.now, 1)
+        )
         if msg.type == constants.FLUX_MSGTYPE_REQUEST:
             seq = self.transcript.message(link.name, "broker", msg)
             handler = self._handlers.get(msg.topic)
@@ -369,6 +387,14 @@ class MockBroker:
 
     def _step(self, modules: bool = True) -> bool:
         """Do the work that is ready now; return False if there was none."""
+        limit = self.max_messages_per_instant
+        if limit is not None and self._instant[1] > limit:
+            when, count = self._instant
+            self._instant = (when, 0)
+            raise BrokerLivelock(
+                f"{count} messages from modules at t={when - self.clock.epoch:.3f} "
+                f"without the clock moving (limit {limit})"
+            )
         progressed = False
         now = self.clock.now
         events = self._events

@@ -1,0 +1,1 @@
+"""The policy suite's independent models of the textbook policies."""

@@ -1,0 +1,1 @@
+"""Probes of the policy suite (see :mod:`conformance.probes`)."""

@@ -1,0 +1,1 @@
+"""Probes of the protocol suite (see :mod:`conformance.probes`)."""

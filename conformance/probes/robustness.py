@@ -1,0 +1,1 @@
+"""Probes of the robustness suite (see :mod:`conformance.probes`)."""

@@ -1,0 +1,1 @@
+"""Probes of the scale suite (see :mod:`conformance.probes`)."""
