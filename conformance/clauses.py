@@ -20,6 +20,17 @@ SUITES = ("protocol", "policy", "robustness", "scale")
 #: Policies a scheduler may declare; ``any`` gets no policy clause.
 POLICIES = ("fifo", "easy", "conservative", "any")
 
+#: Clauses the runner judges on every probe from how the child process
+#: fared (budgets, crashes, stray threads), not from what the probe saw.
+GENERIC_CLAUSES = (
+    "callbacks.prompt",
+    "robust.no-hang",
+    "robust.no-crash",
+    "robust.memory",
+    "robust.no-livelock",
+    "robust.no-stray-threads",
+)
+
 REGISTRY_PATH = Path(__file__).resolve().parent / "clauses.yaml"
 
 
@@ -82,6 +93,7 @@ def referee_clauses() -> tuple[str, ...]:
 
 
 __all__ = [
+    "GENERIC_CLAUSES",
     "POLICIES",
     "SUITES",
     "Clause",

@@ -1,0 +1,314 @@
+"""The conformance kit as a pytest plugin (entry point ``pytest11``).
+
+Inert unless ``--scheduler`` (or its unambiguous spelling
+``--schedkit-scheduler``) is given; then pytest collects
+:mod:`conformance.suite`, one test per probe, runs each probe in the kit's
+child process (:mod:`conformance.runner`), prints the clause table and the
+evidence of every failure, and writes the certificate and JUnit XML if
+asked.  Every pytest habit works on it: ``-x``, ``--lf``, ``-n auto``,
+``-k`` (on probe names), ``--junitxml`` (per probe).
+
+Options (all but ``--scheduler`` carry the ``schedkit-`` prefix so they
+cannot clash with another plugin's):
+
+``--scheduler PATH.py|pkg.module[:Class]``
+    The scheduler to certify.  ``--schedkit-scheduler`` is the same; if
+    another plugin already owns ``--scheduler``, only that spelling exists.
+``--schedkit-args "queue-depth=8 ..."``
+    Module arguments.
+``--schedkit-policy fifo|easy|conservative|any``
+    The declared policy (default ``any``: the policy suite is not
+    applicable).
+``--schedkit-clause PATTERN``
+    Judge only clauses whose id matches (fnmatch; repeatable; a pattern
+    without wildcards also matches as a prefix, ``alloc`` is ``alloc.*``).
+``--schedkit-seed N``, ``--schedkit-examples N``
+    Seed of every random choice; examples per randomized probe.
+``--schedkit-certificate FILE.json``, ``--schedkit-junit FILE.xml``
+    Write the certificate / clause-level JUnit XML.
+``--schedkit-callback-budget S``, ``--schedkit-probe-budget S``
+    Override the wall budgets per callback and per probe.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import fnmatch
+import json
+import shlex
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from conformance.clauses import POLICIES, load_clauses
+from conformance.findings import Finding
+from conformance.verdicts import ProbeRecord, verdicts
+
+SUITE_PATH = str(Path(__file__).resolve().parent / "suite.py")
+DEFAULT_EXAMPLES = 20
+
+
+@dataclass
+class KitState:
+    """One certification run, kept in ``config.stash``."""
+
+    target: str
+    args: list[str]
+    policy: str
+    seed: int
+    examples: int
+    selected: set[str]
+    patterns: list[str] | None
+    probes: list[str]
+    budgets: object
+    started: str = ""
+    t0: float = 0.0
+    records: list[ProbeRecord] = field(default_factory=list)
+    results: list = field(default_factory=list)
+
+
+STATE_KEY = pytest.StashKey[KitState]()
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("schedkit", "flux-schedkit conformance kit")
+    kw = dict(
+        dest="schedkit_scheduler",
+        metavar="PATH[:Class]",
+        default=None,
+        help="certify this Flux scheduler module (PATH.py or pkg.module, "
+        "optionally :Class)",
+    )
+    try:
+        group.addoption("--schedkit-scheduler", "--scheduler", **kw)
+    except ValueError:  # another plugin owns --scheduler
+        group.addoption("--schedkit-scheduler", **kw)
+    group.addoption(
+        "--schedkit-args",
+        default="",
+        metavar="ARGS",
+        help='module arguments, e.g. "queue-depth=8"',
+    )
+    group.addoption(
+        "--schedkit-policy",
+        default="any",
+        metavar="POLICY",
+        help="declared policy: " + ", ".join(POLICIES),
+    )
+    group.addoption(
+        "--schedkit-clause",
+        action="append",
+        default=None,
+        metavar="PATTERN",
+        help="judge only clauses matching PATTERN",
+    )
+    group.addoption("--schedkit-seed", type=int, default=0, metavar="N")
+    group.addoption(
+        "--schedkit-examples",
+        type=int,
+        default=DEFAULT_EXAMPLES,
+        metavar="N",
+        help="examples per randomized probe",
+    )
+    group.addoption("--schedkit-certificate", default=None, metavar="FILE")
+    group.addoption("--schedkit-junit", default=None, metavar="FILE")
+    group.addoption(
+        "--schedkit-callback-budget", type=float, default=None, metavar="SECONDS"
+    )
+    group.addoption(
+        "--schedkit-probe-budget", type=float, default=None, metavar="SECONDS"
+    )
+
+
+def select_clauses(patterns: list[str] | None) -> set[str]:
+    """Clause ids matching any of *patterns* (all if None).
+
+    Raises:
+        pytest.UsageError: a pattern matches no clause.
+    """
+    ids = list(load_clauses())
+    if not patterns:
+        return set(ids)
+    chosen: set[str] = set()
+    for raw in patterns:
+        for pattern in filter(None, (p.strip() for p in raw.split(","))):
+            hits = [
+                c
+                for c in ids
+                if fnmatch.fnmatchcase(c, pattern)
+                or (not any(ch in pattern for ch in "*?[") and c.startswith(pattern))
+            ]
+            if not hits:
+                raise pytest.UsageError(f"--clause {pattern!r} matches no clause")
+            chosen.update(hits)
+    return chosen
+
+
+def select_probes(selected: set[str], policy: str) -> list[str]:
+    """Probes that apply to *policy* and judge a selected clause, most
+    expensive first (so parallel workers finish together)."""
+    from conformance.clauses import GENERIC_CLAUSES
+    from conformance.probes import all_probes
+
+    chosen = []
+    generic = set(GENERIC_CLAUSES)
+    for p in all_probes().values():
+        if not p.applies_to(policy):
+            continue
+        if selected & (set(p.judges()) | generic):
+            chosen.append(p)
+    chosen.sort(key=lambda p: (-p.cost, p.name))
+    return [p.name for p in chosen]
+
+
+def pytest_configure(config):
+    target = config.getoption("schedkit_scheduler", None)
+    if not target:
+        return
+    from conformance.runner import Budgets, preflight
+
+    policy = config.getoption("schedkit_policy")
+    if policy not in POLICIES:
+        raise pytest.UsageError(
+            f"--policy {policy!r} is not one of: " + ", ".join(POLICIES)
+        )
+    try:
+        args = shlex.split(config.getoption("schedkit_args") or "")
+    except ValueError as exc:
+        raise pytest.UsageError(f"--args: {exc}") from exc
+    examples = config.getoption("schedkit_examples")
+    if examples < 1:
+        raise pytest.UsageError(f"--examples {examples}: must be at least 1")
+    patterns = config.getoption("schedkit_clause")
+    selected = select_clauses(patterns)
+    budgets = Budgets()
+    if config.getoption("schedkit_callback_budget"):
+        budgets.callback_wall = config.getoption("schedkit_callback_budget")
+    if config.getoption("schedkit_probe_budget"):
+        budgets.probe_wall = config.getoption("schedkit_probe_budget")
+    if not hasattr(config, "workerinput"):  # the controller (or no xdist)
+        problem = preflight(target)
+        if problem is not None:
+            raise pytest.UsageError(problem)
+    state = KitState(
+        target=target,
+        args=args,
+        policy=policy,
+        seed=config.getoption("schedkit_seed"),
+        examples=examples,
+        selected=selected,
+        patterns=patterns,
+        probes=select_probes(selected, policy),
+        budgets=budgets,
+        started=_dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        t0=time.perf_counter(),
+    )
+    config.stash[STATE_KEY] = state
+    if config.args_source != pytest.Config.ArgsSource.ARGS:
+        config.args[:] = [SUITE_PATH]
+    elif SUITE_PATH not in config.args:
+        config.args.append(SUITE_PATH)
+
+
+def _state(config) -> KitState | None:
+    return config.stash.get(STATE_KEY, None)
+
+
+def pytest_generate_tests(metafunc):
+    if "schedkit_probe" not in metafunc.fixturenames:
+        return
+    state = _state(metafunc.config)
+    names = state.probes if state is not None else []
+    metafunc.parametrize("schedkit_probe", names, ids=names)
+
+
+@pytest.fixture(scope="session")
+def schedkit_state(request) -> KitState:
+    state = _state(request.config)
+    if state is None:
+        pytest.skip("no --scheduler given")
+    return state
+
+
+@pytest.fixture(scope="session")
+def schedkit_runner(schedkit_state):
+    from conformance.runner import Runner
+
+    s = schedkit_state
+    with Runner(
+        s.target,
+        s.args,
+        policy=s.policy,
+        seed=s.seed,
+        examples=s.examples,
+        budgets=s.budgets,
+    ) as runner:
+        yield runner
+
+
+def pytest_runtest_logreport(report):
+    if report.when != "call":
+        return
+    for name, value in report.user_properties:
+        if name != "schedkit":
+            continue
+        data = json.loads(value)
+        _pending.append(
+            ProbeRecord(
+                data["probe"],
+                [Finding.from_dict(f) for f in data["findings"]],
+                data["wall"],
+                data["stats"],
+            )
+        )
+
+
+# Reports arrive through a hook without the config; they are moved into
+# the run's state at the end.  One pytest session at a time per process.
+_pending: list[ProbeRecord] = []
+
+
+def pytest_sessionstart(session):
+    _pending.clear()
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    state = _state(config)
+    if state is None or hasattr(config, "workerinput"):
+        return
+    from conformance.certificate import build_certificate, write_json, write_junit
+    from conformance.report import write_report
+
+    state.records = list(_pending)
+    state.results = verdicts(
+        state.records, policy=state.policy, selected=state.selected
+    )
+    label = f"{state.target} (policy {state.policy})"
+    tr = terminalreporter
+    tr.section("flux-schedkit conformance")
+    width = getattr(tr, "_tw", None).fullwidth if getattr(tr, "_tw", None) else 100
+    write_report(tr.write_line, state.results, label, width=min(width, 140))
+    wall = time.perf_counter() - state.t0
+    cert_path = config.getoption("schedkit_certificate")
+    if cert_path:
+        cert = build_certificate(
+            target=state.target,
+            args=state.args,
+            policy=state.policy,
+            seed=state.seed,
+            examples=state.examples,
+            selected=sorted(state.selected) if state.patterns else None,
+            started=state.started,
+            wall=wall,
+            results=state.results,
+            records=state.records,
+        )
+        write_json(cert_path, cert)
+        tr.write_line(f"certificate written to {cert_path}")
+    junit_path = config.getoption("schedkit_junit")
+    if junit_path:
+        write_junit(junit_path, state.results, state.target)
+        tr.write_line(f"JUnit XML written to {junit_path}")
+    tr.write_line(f"wall time {wall:.1f} s")

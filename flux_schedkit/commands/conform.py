@@ -1,0 +1,205 @@
+"""Certify a scheduler module clause by clause (the conformance kit).
+
+Runs the kit's suites (protocol, policy, robustness, scale) on the mock
+broker against the scheduler named with --scheduler, each probe in a child
+process with budgets, and prints a table of clauses with their verdicts,
+then the evidence of every failure.  Without --scheduler it certifies the
+three reference schedulers one after another.
+
+--scheduler takes fifo, easy or conservative (a reference scheduler; its
+policy is implied), a PATH.py, or a pkg.module, either with :Class.
+
+Exit status: 0 if every applicable clause passed; 1 if any failed; 2 for a
+usage or input error (module file not found, syntax or import error in it,
+bad argument); 130 if interrupted (Ctrl-C).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+POLICIES = ("fifo", "easy", "conservative", "any")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options of ``flux-schedkit conform``."""
+    parser.add_argument(
+        "--scheduler",
+        action="append",
+        metavar="NAME|PATH.py|pkg.module[:Class]",
+        help="the scheduler to certify (repeatable; default: the three "
+        "reference schedulers)",
+    )
+    parser.add_argument(
+        "--args", default="", help='module arguments, e.g. "queue-depth=8"'
+    )
+    parser.add_argument(
+        "--policy",
+        choices=POLICIES,
+        default=None,
+        help="declared policy (default: implied by a reference name, else any)",
+    )
+    parser.add_argument(
+        "--certificate", metavar="FILE.json", help="write the JSON certificate"
+    )
+    parser.add_argument(
+        "--junit", metavar="FILE.xml", help="write clause-level JUnit XML"
+    )
+    parser.add_argument(
+        "-k",
+        "--clause",
+        action="append",
+        metavar="PATTERN",
+        help="judge only clauses whose id matches (fnmatch, or a prefix such "
+        "as 'alloc'); repeatable",
+    )
+    parser.add_argument(
+        "--seed", type=int, default=0, help="seed of every random choice"
+    )
+    parser.add_argument(
+        "--examples",
+        type=int,
+        default=20,
+        help="examples per randomized probe (default 20; 10000 for a deep run)",
+    )
+    parser.add_argument(
+        "-n",
+        "--numprocesses",
+        default="auto",
+        metavar="N",
+        help="parallel workers, pytest-xdist style (default auto; 0 for none)",
+    )
+    parser.add_argument(
+        "--callback-budget",
+        type=float,
+        metavar="SECONDS",
+        help="wall budget per callback",
+    )
+    parser.add_argument(
+        "--probe-budget", type=float, metavar="SECONDS", help="wall budget per probe"
+    )
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="list each probe as it runs"
+    )
+
+
+def _targets(args) -> list[tuple[str, str, str]]:
+    """(label, target, policy) for every scheduler to certify."""
+    from flux_schedkit.reference import REFERENCE_SCHEDULERS, reference_path
+
+    names = args.scheduler or list(REFERENCE_SCHEDULERS)
+    out = []
+    for name in names:
+        if name in REFERENCE_SCHEDULERS:
+            out.append((name, str(reference_path(name)), args.policy or name))
+        else:
+            out.append((name, name, args.policy or "any"))
+    return out
+
+
+def _pytest_args(args, target: str, policy: str, suffix: str) -> list[str]:
+    from conformance.plugin import SUITE_PATH
+
+    out = [
+        SUITE_PATH,
+        "-p",
+        "conformance.plugin",
+        "-p",
+        "no:cacheprovider",
+        "-c",
+        os.devnull,
+        "--rootdir",
+        os.path.dirname(SUITE_PATH),
+        "--tb=no",
+        "-q" if not args.verbose else "-v",
+        "--no-header",
+        "--schedkit-scheduler",
+        target,
+        "--schedkit-args",
+        args.args,
+        "--schedkit-policy",
+        policy,
+        "--schedkit-seed",
+        str(args.seed),
+        "--schedkit-examples",
+        str(args.examples),
+    ]
+    for pattern in args.clause or ():
+        out += ["--schedkit-clause", pattern]
+    if args.certificate:
+        out += ["--schedkit-certificate", _suffixed(args.certificate, suffix)]
+    if args.junit:
+        out += ["--schedkit-junit", _suffixed(args.junit, suffix)]
+    if args.callback_budget:
+        out += ["--schedkit-callback-budget", str(args.callback_budget)]
+    if args.probe_budget:
+        out += ["--schedkit-probe-budget", str(args.probe_budget)]
+    if args.numprocesses not in ("0", ""):
+        out += ["-n", args.numprocesses, "--dist", "load"]
+    return out
+
+
+def _suffixed(path: str, suffix: str) -> str:
+    """``cert.json`` -> ``cert-easy.json`` when several schedulers run."""
+    if not suffix:
+        return path
+    root, ext = os.path.splitext(path)
+    return f"{root}-{suffix}{ext}"
+
+
+def run(args: argparse.Namespace) -> int:
+    """Certify each target; return the worst exit status."""
+    import pytest
+
+    if args.examples < 1:
+        print(
+            f"flux-schedkit conform: --examples {args.examples}: must be at least 1",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    try:
+        targets = _targets(args)
+    except (KeyError, FileNotFoundError) as exc:
+        print(
+            f"flux-schedkit conform: {exc.args[0] if exc.args else exc}",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    several = len(targets) > 1
+    statuses = []
+    for label, target, policy in targets:
+        suffix = _safe(label) if several else ""
+        code = pytest.main(_pytest_args(args, target, policy, suffix))
+        status = _status(int(code))
+        statuses.append(status)
+        if status == EXIT_INTERRUPTED:
+            print("flux-schedkit conform: interrupted", file=sys.stderr)
+            return EXIT_INTERRUPTED
+        if status == EXIT_USAGE and several:
+            print(
+                f"flux-schedkit conform: {label}: usage or input error", file=sys.stderr
+            )
+    for status in (EXIT_USAGE, EXIT_FAILED):
+        if status in statuses:
+            return status
+    return EXIT_OK
+
+
+def _safe(label: str) -> str:
+    base = os.path.splitext(os.path.basename(label.partition(":")[0]))[0]
+    return "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in base)
+
+
+def _status(code: int) -> int:
+    """pytest's exit code -> ours."""
+    return {
+        0: EXIT_OK,
+        1: EXIT_FAILED,
+        2: EXIT_INTERRUPTED,
+        3: EXIT_USAGE,  # internal error: reported by pytest on stderr
+        4: EXIT_USAGE,
+        5: EXIT_USAGE,  # nothing to run
+    }.get(code, EXIT_USAGE)
