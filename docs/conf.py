@@ -37,7 +37,7 @@ extensions = [
     "sphinx.ext.viewcode",
 ]
 
-exclude_patterns = ["_build", "README.md"]
+exclude_patterns = ["_build", "_generated", "README.md"]
 
 autodoc_default_options = {
     "members": True,
@@ -48,3 +48,11 @@ napoleon_google_docstring = True
 napoleon_numpy_docstring = False
 
 html_theme = "alabaster"
+
+# The clause catalogue is generated from the kit's registry at every build,
+# so docs/clauses.rst can never drift from conformance/clauses.yaml.
+_generated = Path(__file__).resolve().parent / "_generated"
+_generated.mkdir(exist_ok=True)
+from conformance.catalogue import catalogue_rst  # noqa: E402
+
+(_generated / "clauses-table.rst").write_text(catalogue_rst(), encoding="utf-8")
