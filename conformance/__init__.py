@@ -1,7 +1,10 @@
-"""Conformance kit for Flux Python schedulers (not written yet).
+"""The conformance kit: certifies any Flux Python scheduler module.
 
-The plan is a pytest plugin that loads a scheduler module into the mock
-broker and reports, clause by clause, what it does right and wrong against
-RFC 27 and its declared policy.  Nothing of it exists yet: this package is
-an empty placeholder so the layout and packaging are in place.
+The kit drives the scheduler, unmodified, on the mock broker through
+probes (:mod:`conformance.probes`), in a child process with budgets
+(:mod:`conformance.runner`), judges the outcome against the clause
+registry (:mod:`conformance.clauses`) and reports one verdict per clause
+(:mod:`conformance.verdicts`, :mod:`conformance.report`,
+:mod:`conformance.certificate`).  It runs as a pytest plugin
+(:mod:`conformance.plugin`) and as ``flux-schedkit conform``.
 """
