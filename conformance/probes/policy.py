@@ -1,1 +1,500 @@
-"""Probes of the policy suite (see :mod:`conformance.probes`)."""
+"""Probes of the policy suite: the scheduler against the textbook policies.
+
+Each probe (``policy:<policy>:<workload>``) replays one workload with the
+scheduler under test on a fresh broker, then judges the run *per instant*
+from the recorded facts: at every virtual instant where the scheduler
+started jobs or could have (each submit, each end) it rebuilds the state
+the policy saw -- the running jobs, each expected to end at start + time
+limit, and the queue, the jobs with an outstanding alloc request, in queue
+order -- and compares the jobs the scheduler started then with those the
+independent textbook model (:mod:`conformance.policy.textbook`) starts.
+Each instant is judged from the observed state, so a divergence does not
+cascade; the first divergence of each clause is its evidence.
+
+Workloads fix the answer: identical single-core nodes with jobs asking for
+N one-core slots (as a trace replay), or identical 4-core nodes with
+whole-node exclusive jobs; every submit and end at its own instant (times
+rounded to milliseconds; an instant where two happened anyway is not
+judged, and counted in the statistics as ``ambiguous``).
+
+Divergences map to clauses: FIFO, any: ``policy.fifo-order``.  EASY: a
+start the model does not make that moves the head's earliest start past
+its shadow time: ``policy.easy-head-reservation``; any other:
+``policy.easy-backfill``.  Conservative, any: ``policy.conservative-backfill``;
+and a job starting later than the first ``sched.t_estimate`` announced for
+it (ANNOTATE and SUCCESS payloads): ``policy.conservative-t-estimate``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from bisect import bisect_right
+from dataclasses import dataclass, field
+
+from conformance.findings import Finding
+from conformance.policy import textbook
+from conformance.policy.textbook import Queued, Running, WorkloadJob
+from conformance.probes import Probe, ProbeContext, add_probe
+
+#: Jobs in a random workload; nodes of its machines.
+RANDOM_JOBS = 240
+RANDOM_NODES = 32
+WHOLE_NODES, WHOLE_CORES = 16, 4
+#: Offered load of a random workload (work over machine capacity).
+LOAD = 1.15
+#: Times closer than this (virtual seconds) are one instant.
+INSTANT = 1e-4
+#: How much later than its first t_estimate a job may start (seconds).
+T_ESTIMATE_TOLERANCE = 1e-3
+#: At most this many jobs are listed in a queue or running set.
+SHOWN = 12
+
+CLAUSES = {
+    "fifo": ("policy.fifo-order",),
+    "easy": ("policy.easy-backfill", "policy.easy-head-reservation"),
+    "conservative": ("policy.conservative-backfill", "policy.conservative-t-estimate"),
+}
+
+# 150 consecutive jobs of the KTH IBM SP2 log (100 single-processor nodes;
+# SWF job ids 3360-3510, submitted from 4564155 s into the log), from the
+# Parallel Workloads Archive's KTH-SP2-1996-2.1-cln.swf (Feitelson, Tsafrir
+# and Krakov, JPDC 74(10), 2014).  One job per item: seconds since the
+# previous submit, processors requested, requested time (the limit), run time.
+KTH_NODES = 100
+KTH_SAMPLE = """
+0,8,3600,626 156,1,6000,1161 683,12,9600,9510 560,2,1800,426 39,2,840,411
+14,6,14400,14351 3611,1,900,459 180,1,14400,93 299,1,14400,1521 87,4,840,836
+47,2,600,14 344,8,199980,199938 3,8,14400,3967 1382,1,14400,573
+753,2,14400,1647 649,1,14400,17 400,1,14400,16 1267,1,180,40 428,2,840,820
+896,32,54000,6486 745,3,600,146 65,81,900,4 106,12,14400,9832 469,3,600,146
+258,2,840,150 130,5,120,13 406,5,120,18 359,5,120,12 109,80,14400,13978
+193,82,900,5 49,3,600,135 141,5,120,72 103,5,120,18 298,5,120,11
+176,3,600,117 123,5,120,11 598,3,600,117 369,5,120,11 173,3,600,87
+495,1,6000,5971 113,5,120,11 237,5,120,10 54,2,3600,1645 33,32,3300,987
+44,5,120,12 62,1,120,10 280,1,120,8 21,1,6000,3558 1109,4,14100,9129
+205,5,300,11 84,5,300,17 700,32,3300,992 399,8,10800,50 724,48,3600,35
+75,5,300,10 424,5,300,9 264,32,3600,2038 81,1,1800,598 30,5,300,14
+180,48,3600,31 151,1,1800,5 133,5,300,17 115,3,5400,4421 62,1,14400,14355
+23,3,5400,4487 54,48,3600,675 41,4,900,18 54,1,1800,404 127,5,300,12
+62,5,300,17 8,1,1800,7 52,5,600,40 17,5,600,316 53,2,900,849 238,1,1800,279
+55,16,52800,52710 49,1,1800,443 66,5,600,42 171,1,1800,276 248,4,1800,279
+118,4,180,47 145,1,4800,4744 198,16,1800,353 274,2,3600,1742 128,1,1800,707
+33,1,180,37 18,1,300,12 566,8,2400,2317 215,1,300,16 42,1,300,11
+57,1,600,416 4,1,300,55 318,1,600,511 179,48,3600,895 41,2,600,344
+122,1,600,403 289,1,2400,1990 32,2,300,243 466,3,5400,4981 120,3,5400,4064
+14,2,300,34 163,1,3000,2735 75,1,300,252 100,1,600,576 59,1,300,34
+125,2,300,31 27,3,5400,4172 182,8,8400,2200 1324,9,129600,81295
+358,8,43200,22780 122,1,36000,35945 358,1,1200,706 34,2,210000,209959
+385,4,14400,7860 210,1,12000,11955 1826,4,52800,43359 315,6,210000,209924
+481,64,86400,45623 2928,8,52200,49856 97,1,600,19 69,3,48000,47971
+709,1,600,22 1224,4,14400,5217 1247,20,18000,5556 4621,2,7200,7140
+1167,20,18000,1736 17300,9,108000,86669 1789,16,150000,33019
+22843,8,43200,35753 2386,16,52800,13166 3497,3,48000,1 166,3,48000,46755
+974,8,1200,17 58,4,14100,774 126,1,14100,2504 1458,8,10800,7258
+718,8,14400,6207 2859,3,600,42 911,8,4200,35 1002,1,14100,17 270,4,14100,388
+248,8,4200,3411 1225,16,52800,52744 2264,1,14100,1067 258,1,14100,3737
+157,32,72000,18 2266,8,4200,3416 2467,2,60,16 704,2,120,11 322,22,28800,882
+"""
+
+
+# -- workloads -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Workload:
+    """Jobs for *nodes* identical nodes of *cores* cores: a job asks for
+    N one-core slots (one core a node) or N whole nodes, exclusively."""
+
+    name: str
+    nodes: int
+    cores: int
+    jobs: tuple[WorkloadJob, ...]
+
+    def machine(self):
+        from mock_broker.machine import Machine
+
+        return Machine.uniform(self.nodes, self.cores)
+
+    def jobspec(self, job: WorkloadJob) -> dict:
+        from mock_broker.jobspec import make_jobspec
+
+        if self.cores == 1:
+            return make_jobspec(slots=job.nodes, duration=job.limit)
+        n = job.nodes
+        return make_jobspec(
+            nodes=n, slots=n, cores=self.cores, exclusive=True, duration=job.limit
+        )
+
+
+def _ms(x: float) -> float:
+    return round(x, 3)
+
+
+def random_jobs(seed: int, nodes: int, count: int = RANDOM_JOBS) -> list[WorkloadJob]:
+    """*count* jobs for *nodes* nodes, shaped like production logs.
+
+    Sizes are mostly powers of two and small; limits are log-uniform from
+    one minute to four hours, all distinct; about a third of the jobs run
+    to their limit, the rest end early; arrivals are Poisson at an offered
+    load of :data:`LOAD`.  Every time is rounded to milliseconds and the
+    submits are distinct.
+    """
+    rng = random.Random(f"policy-workload:{seed}:{nodes}:{count}")
+    shapes, limits = [], set()
+    top = int(math.log2(nodes))
+    while len(shapes) < count:
+        if rng.random() < 0.6:
+            size = 2 ** rng.randint(0, top)
+        else:
+            size = max(1, min(nodes, int(nodes ** rng.random())))
+        limit = _ms(math.exp(rng.uniform(math.log(60), math.log(4 * 3600))))
+        if limit in limits:
+            continue
+        limits.add(limit)
+        runtime = limit if rng.random() < 0.35 else _ms(limit * rng.uniform(0.02, 0.97))
+        shapes.append((size, limit, max(runtime, 0.001)))
+    mean_gap = sum(s * r for s, _, r in shapes) / (nodes * LOAD * count)
+    jobs, t = [], 0.0
+    for i, (size, limit, runtime) in enumerate(shapes):
+        t = _ms(t + max(0.001, _ms(rng.expovariate(1.0 / mean_gap))))
+        jobs.append(WorkloadJob(i, t, size, limit, runtime))
+    return jobs
+
+
+def kth_jobs(seed: int) -> list[WorkloadJob]:
+    """The :data:`KTH_SAMPLE` jobs, each submit and run time moved by a
+    random fraction of a second (milliseconds) so no two events coincide;
+    a run never exceeds its limit."""
+    rng = random.Random(f"policy-kth:{seed}")
+    jobs, t = [], 1.0
+    for i, item in enumerate(KTH_SAMPLE.split()):
+        gap, procs, limit, run = (int(x) for x in item.split(","))
+        t += gap
+        submit = _ms(t + rng.randint(1, 999) / 1000)
+        runtime = min(float(limit), _ms(run + rng.randint(1, 999) / 1000))
+        jobs.append(WorkloadJob(i, submit, procs, float(limit), runtime))
+    return jobs
+
+
+WORKLOADS = {
+    "random": lambda seed: Workload(
+        "random", RANDOM_NODES, 1, tuple(random_jobs(seed, RANDOM_NODES))
+    ),
+    "whole-nodes": lambda seed: Workload(
+        "whole-nodes", WHOLE_NODES, WHOLE_CORES, tuple(random_jobs(seed, WHOLE_NODES))
+    ),
+    "kth": lambda seed: Workload("kth", KTH_NODES, 1, tuple(kth_jobs(seed))),
+}
+
+
+# -- the run and its facts -------------------------------------------------------
+
+
+@dataclass
+class Record:
+    """What happened to one job of the workload (times since broker start)."""
+
+    job: WorkloadJob
+    jobid: int
+    submit: float
+    priority: int = 0
+    start: float | None = None
+    end: float | None = None
+    #: Outstanding alloc requests: (sent, final response or None).
+    requests: list = field(default_factory=list)
+    #: The first t_estimate announced: (when, t_estimate, transcript seq).
+    estimate: tuple[float, float, int] | None = None
+    success_seq: int | None = None
+    f58: str = ""
+
+
+def run_workload(ctx: ProbeContext, workload: Workload):
+    """Replay *workload* with the scheduler under test; return the broker
+    and the job records, in workload order."""
+    broker = ctx.new_broker(workload.machine())
+    ctx.load(broker)
+    epoch = broker.clock.epoch
+    ids: dict[int, WorkloadJob] = {}
+    for job in workload.jobs:
+        spec = workload.jobspec(job)
+
+        def submit(job=job, spec=spec):
+            ids[broker.jobs.submit(spec, runtime=job.runtime)] = job
+
+        broker.at(epoch + job.submit, submit)
+    horizon = workload.jobs[-1].submit + sum(j.limit for j in workload.jobs) + 60
+    jm, n = broker.jobs, len(workload.jobs)
+
+    def finished() -> bool:
+        return (
+            len(ids) == n
+            and not jm.queue
+            and not jm.sent
+            and all(jm.job(i).state == "INACTIVE" for i in ids)
+        )
+
+    broker.run_until_condition(finished, timeout=horizon)
+    return broker, _records(broker, ids)
+
+
+def _records(broker, ids: dict[int, WorkloadJob]) -> list[Record]:
+    epoch = broker.clock.epoch
+    records = {}
+    for jobid, job in ids.items():
+        j = broker.jobs.job(jobid)
+        start, end = (None if t is None else t - epoch for t in (j.t_run, j.t_end))
+        end = None if start is None else end  # denied or canceled: never ran
+        records[jobid] = Record(job, jobid, j.t_submit - epoch, j.priority, start, end)
+        records[jobid].f58 = j.f58
+    sent: dict[int, float] = {}
+    for e in broker.transcript.entries():
+        if e.kind != "msg" or not e.topic.startswith("sched.alloc"):
+            continue
+        try:
+            p = json.loads(e.text)
+            rec = records.get(p["id"])
+        except (ValueError, TypeError, KeyError):
+            continue
+        if rec is None:
+            continue
+        if e.topic == "sched.alloc":
+            sent[rec.jobid] = e.time
+            continue
+        kind = p.get("type")
+        sched = (p.get("annotations") or {}).get("sched")
+        est = sched.get("t_estimate") if isinstance(sched, dict) else None
+        if rec.estimate is None and isinstance(est, (int, float)):
+            rec.estimate = (e.time, est - epoch, e.seq)
+        if kind in (0, 2, 3) and rec.jobid in sent:
+            rec.requests.append((sent.pop(rec.jobid), e.time))
+            if kind == 0:
+                rec.success_seq = e.seq
+    for jobid, when in sent.items():
+        records[jobid].requests.append((when, None))
+    return sorted(records.values(), key=lambda r: r.job.key)
+
+
+# -- judging ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Divergence:
+    """A clause broken at virtual time *time*; *seq* marks the transcript."""
+
+    clause: str
+    time: float
+    text: str
+    seq: int | None = None
+
+
+def _instants(records: list[Record]) -> tuple[list[float], dict[float, int]]:
+    """Every time something happened, grouped into instants: the instants'
+    times, and each recorded time's instant index."""
+    times = set()
+    for r in records:
+        times.update(t for t in (r.submit, r.start, r.end) if t is not None)
+        for sent, final in r.requests:
+            times.update(t for t in (sent, final) if t is not None)
+    group: dict[float, int] = {}
+    out: list[float] = []
+    for t in sorted(times):
+        if not out or t - out[-1] > INSTANT:
+            out.append(t)
+        group[t] = len(out) - 1
+    return out, group
+
+
+def _label(r: Record, named: bool = False) -> str:
+    return f"j{r.job.key}={r.f58}" if named and r.f58 else f"j{r.job.key}"
+
+
+def _short(items: list[str]) -> str:
+    more = f" ... (+{len(items) - SHOWN})" if len(items) > SHOWN else ""
+    return " ".join(items[:SHOWN]) + more if items else "-"
+
+
+def judge_records(policy: str, total: int, records: list[Record]):
+    """Compare the run with the textbook *policy* at every instant.
+
+    Returns ``(divergences, stats)``: every divergence in time order (one
+    per instant) and counts of instants judged, skipped as ambiguous (two
+    events at one instant) and divergent.
+    """
+    times, group = _instants(records)
+    g = [_groups(r, group) for r in records]
+    by_key = {r.job.key: r for r in records}
+    at: list[tuple[list, list]] = [([], []) for _ in times]  # events, starts
+    for r, (submit, start, end, _) in zip(records, g, strict=True):
+        at[submit][0].append((r, "submit"))
+        if end is not None:
+            at[end][0].append((r, "end"))
+        if start is not None:
+            at[start][1].append(r)
+    out: list[Divergence] = []
+    stats = {"instants": 0, "ambiguous": 0, "divergent": 0}
+    held: dict = {}
+    for i, now in enumerate(times):
+        events, started = at[i]
+        actual = {r.job.key for r in started}
+        if len(events) > 1:
+            # The definition does not say in which order the scheduler sees
+            # them: not judged; conservative keeps its reservations.
+            stats["ambiguous"] += 1
+            held = {k: s for k, s in held.items() if k not in actual}
+            continue
+        if not events and not started:
+            continue
+        stats["instants"] += 1
+        running = [r for r, x in zip(records, g, strict=True) if _running(x, i)]
+        queue = sorted(
+            (r for r, x in zip(records, g, strict=True) if _queued(x, i)),
+            key=lambda r: (-r.priority, r.submit, r.jobid),
+        )
+        run = [Running(r.job.nodes, r.start + r.job.limit) for r in running]
+        wait = [Queued(r.job.key, r.job.nodes, r.job.limit) for r in queue]
+        if policy == "fifo":
+            planned = {k: now for k in textbook.fifo_starts(now, total, run, wait)}
+        else:
+            depth = 1 if policy == "easy" else None
+            planned = textbook.plan(now, total, run, wait, depth, held)
+        model = {k for k, s in planned.items() if s <= now}
+        held = {k: s for k, s in planned.items() if s > now and k not in actual}
+        if model == actual:
+            continue
+        stats["divergent"] += 1
+        clause, note = _clause(policy, now, total, run, planned, model, actual, by_key)
+        trigger = f"{events[0][1]} of {_label(events[0][0])}" if events else "no event"
+        queued = [f"{_label(r)}:{r.job.nodes}n/{r.job.limit:g}s" for r in queue]
+        held_by = [
+            f"{_label(r)}:{r.job.nodes}n/{r.start + r.job.limit:.3f}" for r in running
+        ]
+        text = (
+            f"at t={now:.3f} ({trigger}) the textbook {policy} starts "
+            f"{_short([_label(by_key[k], True) for k in planned if k in model])}; "
+            f"the scheduler started {_short([_label(r, True) for r in started])}."
+            f"{note} "
+            f"Queue ({len(queue)}, nodes/limit): {_short(queued)}; running "
+            f"({len(running)}, nodes/expected end): {_short(held_by)}; "
+            f"{total} nodes."
+        )
+        extra = [by_key[k].success_seq for k in actual - model]
+        seq = min((s for s in extra if s is not None), default=None)
+        out.append(Divergence(clause, now, text, seq))
+    return out, stats
+
+
+def _groups(r: Record, group: dict[float, int]):
+    """A record's instants: (submit, start, end, [(sent, final), ...])."""
+    return (
+        group[r.submit],
+        None if r.start is None else group[r.start],
+        None if r.end is None else group[r.end],
+        [(group[s], None if f is None else group[f]) for s, f in r.requests],
+    )
+
+
+def _running(g, i: int) -> bool:
+    return g[1] is not None and g[1] < i and (g[2] is None or g[2] > i)
+
+
+def _queued(g, i: int) -> bool:
+    if g[1] is not None and g[1] < i:
+        return False
+    return any(s <= i and (f is None or f >= i) for s, f in g[3])
+
+
+def _clause(policy, now, total, run, planned, model, actual, by_key):
+    """The clause a divergence at *now* breaks, and a note on why."""
+    if policy == "fifo":
+        return "policy.fifo-order", ""
+    if policy == "conservative":
+        return "policy.conservative-backfill", ""
+    head = next(((k, s) for k, s in planned.items() if s > now), None)
+    if head is None:
+        return "policy.easy-backfill", ""
+    key, shadow = head
+    note = f" j{key} holds the reservation at shadow time {shadow:.3f}"
+    if key in actual or not actual - model:
+        return "policy.easy-backfill", note + "."
+    job = by_key[key].job
+    with_starts = run + [
+        Running(by_key[k].job.nodes, now + by_key[k].job.limit) for k in actual
+    ]
+    later = textbook.earliest_start(now, total, with_starts, job.nodes, job.limit)
+    if later is not None and later <= shadow + INSTANT:
+        return "policy.easy-backfill", note + "."
+    moved = "never" if later is None else f"{later:.3f}"
+    return (
+        "policy.easy-head-reservation",
+        f"{note}; the jobs the scheduler started move its earliest start to {moved}.",
+    )
+
+
+def t_estimate_divergences(records: list[Record], last: float) -> list[Divergence]:
+    """Jobs that started (or, by *last*, had not started) later than the
+    first t_estimate announced for them, in time order."""
+    out = []
+    for r in records:
+        if r.estimate is None:
+            continue
+        when, est, seq = r.estimate
+        began = r.start if r.start is not None else last
+        if began <= est + T_ESTIMATE_TOLERANCE:
+            continue
+        what = "started" if r.start is not None else "had not started by"
+        out.append(
+            Divergence(
+                "policy.conservative-t-estimate",
+                began,
+                f"{_label(r)} ({r.job.nodes} nodes, limit {r.job.limit:g}s) was "
+                f"announced t_estimate {est:.3f} at t={when:.3f} and {what} "
+                f"t={began:.3f}, {began - est:.3f}s later (no job overran "
+                "its limit).",
+                r.success_seq if r.start is not None else seq,
+            )
+        )
+    return sorted(out, key=lambda d: d.time)
+
+
+# -- the probes --------------------------------------------------------------------
+
+
+def _probe(policy: str, workload_name: str) -> Probe:
+    def run(ctx: ProbeContext) -> list[Finding]:
+        workload = WORKLOADS[workload_name](ctx.seed)
+        broker, records = run_workload(ctx, workload)
+        divergences, stats = judge_records(policy, workload.nodes, records)
+        if policy == "conservative":
+            divergences += t_estimate_divergences(records, broker.elapsed)
+        ctx.stats.update(stats, jobs=len(records), workload=workload.name)
+        findings = []
+        for clause in CLAUSES[policy]:
+            mine = [d for d in divergences if d.clause == clause]
+            if not mine:
+                continue
+            first = mine[0]
+            seq = first.seq if first.seq is not None else _seq_at(broker, first.time)
+            text = (
+                f"{first.text} First of {len(mine)} on the {workload.name} "
+                f"workload (seed {ctx.seed})."
+            )
+            finding = ctx.fail(clause, text, broker, seq)
+            finding.evidence.time = first.time
+            findings.append(finding)
+        return findings
+
+    name = f"policy:{policy}:{workload_name}"
+    return Probe(name, CLAUSES[policy], run, 60.0, (policy,), cost=5)
+
+
+def _seq_at(broker, when: float) -> int:
+    """The last transcript entry at or before virtual time *when*."""
+    times = [e.time for e in broker.transcript.entries()]
+    return max(0, bisect_right(times, when + INSTANT) - 1)
+
+
+for _policy in CLAUSES:
+    for _name in WORKLOADS:
+        add_probe(_probe(_policy, _name))
