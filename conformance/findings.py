@@ -9,6 +9,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 PASS, FAIL = "pass", "fail"
+#: A probe found the clause does not apply to this scheduler (for example
+#: feasibility without a ``feasibility`` service); the evidence says why.
+NOT_APPLICABLE = "n/a"
 
 
 @dataclass
@@ -36,7 +39,7 @@ class Finding:
     """One probe's verdict on one clause."""
 
     clause: str
-    verdict: str  # PASS or FAIL
+    verdict: str  # PASS, FAIL or NOT_APPLICABLE
     evidence: Evidence | None = None
     extra: dict = field(default_factory=dict)
 
@@ -64,4 +67,4 @@ def failed(clause: str, probe: str, text: str, **evidence) -> Finding:
     return Finding(clause, FAIL, Evidence(probe, text, **evidence))
 
 
-__all__ = ["FAIL", "PASS", "Evidence", "Finding", "failed", "passed"]
+__all__ = ["FAIL", "NOT_APPLICABLE", "PASS", "Evidence", "Finding", "failed", "passed"]

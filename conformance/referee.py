@@ -9,12 +9,21 @@ tests and the conformance kit:
 ``annotate-without-annotations``, ``success-without-R``,
 ``success-without-kvs-R``, ``R-nonexistent-resources``,
 ``R-down-resources``, ``R-overlap``, ``R-does-not-match-request``,
-``unrequested-cancel``, ``unanswered-cancel``, ``error-response``,
-``malformed-response``, ``response-unknown-request``, ``module-exited``.
+``R-violates-constraint``, ``t-estimate-not-absolute``,
+``stale-annotation``, ``unrequested-cancel``, ``unanswered-cancel``,
+``error-response``, ``malformed-response``, ``free-answered``,
+``response-unknown-request``, ``module-exited``.
+
+What a request means is what flux-python's ``Rv1Pool`` reads from it
+(:class:`~flux.resource.Rv1Pool.ResourceRequest`); :func:`request_problems`
+holds an R to it exactly, and never faults what ``Rv1Pool`` itself
+allocates.
 """
 
 from __future__ import annotations
 
+import json
+import math
 from dataclasses import dataclass
 
 from mock_broker import flux_substitute
@@ -51,6 +60,14 @@ class RefereeError(AssertionError):
     """Raised by :meth:`Referee.assert_clean` when violations were found."""
 
 
+#: A ``sched.t_estimate`` this many seconds before the current virtual time
+#: is still accepted (an estimate computed a moment ago).
+T_ESTIMATE_TOLERANCE = 1.0
+
+#: Pending-state annotations that must be gone once a job has started.
+PENDING_KEYS = ("t_estimate", "reason_pending")
+
+
 def _rank_children(R: dict) -> dict[int, tuple[frozenset, frozenset]]:
     held: dict[int, tuple[frozenset, frozenset]] = {}
     for entry in (R.get("execution") or {}).get("R_lite", []):
@@ -60,6 +77,110 @@ def _rank_children(R: dict) -> dict[int, tuple[frozenset, frozenset]]:
         for rank in IDset(entry.get("rank", "")):
             held[rank] = (cores, gpus)
     return held
+
+
+def _in_count(n: int, count) -> bool:
+    """True if *n* is a value the RFC 14 count (a ResourceCount) allows."""
+    if n < count.min or (count.max is not None and n > count.max):
+        return False
+    return count._values is None or n in count._values
+
+
+def _describe_count(count) -> str:
+    if count._values is not None:
+        return f"one of {count._values}"
+    if count.max == count.min:
+        return str(count.min)
+    return f"{count.min}-{'' if count.max is None else count.max}"
+
+
+def _slots_on(cores: frozenset, gpus: frozenset, size: int, gpus_per_slot: int):
+    """How many whole slots one rank's share holds, or a problem."""
+    ncores, ngpus = len(cores), len(gpus)
+    slots = ncores // size
+    if ncores % size:
+        return slots, (
+            f"{ncores} cores are not a whole number of {size}-core slots "
+            "(a slot split across ranks)"
+        )
+    if slots == 0:
+        return 0, f"no cores ({ngpus} gpus)"
+    if ngpus != slots * gpus_per_slot:
+        if not gpus_per_slot:
+            return slots, f"{ngpus} gpus, none requested"
+        return slots, f"{ngpus} gpus for {slots} slots of {gpus_per_slot} gpus"
+    return slots, None
+
+
+def request_problems(request: ResourceRequest, children: dict, machine) -> list[str]:
+    """What is wrong with R (*children*: rank -> (cores, gpus)) for *request*.
+
+    Node-level requests need a node count the request allows and, on each
+    node, a whole number of slots within the per-node slot count (each slot
+    with exactly its cores and GPUs), or the whole node if the request is
+    exclusive.  Slot-only requests need each rank's share to be whole slots
+    (a slot is never split across ranks) and a total slot count the request
+    allows.  Constraints are judged separately (``R-violates-constraint``).
+    """
+    problems = []
+    size, gpus_per_slot = request.slot_size, request.gpu_per_slot
+    if request.node_count is not None:
+        if not _in_count(len(children), request.node_count):
+            problems.append(
+                f"{len(children)} nodes where "
+                f"{_describe_count(request.node_count)} were requested"
+            )
+        for rank, (cores, gpus) in sorted(children.items()):
+            if request.exclusive:
+                try:
+                    group = machine.group_of(rank)
+                except IndexError:
+                    continue  # R-nonexistent-resources says it
+                # (Rv1Pool does not check that a slot fits an exclusive node.)
+                if len(cores) != group.cores or len(gpus) != group.gpus:
+                    problems.append(
+                        f"rank {rank}: {len(cores)} of {group.cores} cores and "
+                        f"{len(gpus)} of {group.gpus} gpus, but the request is "
+                        "for exclusive (whole) nodes"
+                    )
+                continue
+            slots, problem = _slots_on(cores, gpus, size, gpus_per_slot)
+            if problem is None and not _in_count(slots, request.slot_count):
+                problem = (
+                    f"{slots} slots where {_describe_count(request.slot_count)} "
+                    "per node were requested"
+                )
+            if problem is not None:
+                problems.append(f"rank {rank}: {problem}")
+        return problems
+    total = 0
+    for rank, (cores, gpus) in sorted(children.items()):
+        slots, problem = _slots_on(cores, gpus, size, gpus_per_slot)
+        total += slots
+        if problem is not None:
+            problems.append(f"rank {rank}: {problem}")
+    if not problems and not _in_count(total, request.slot_count):
+        problems.append(
+            f"{total} slots of {size} cores"
+            + (f" and {gpus_per_slot} gpus" if gpus_per_slot else "")
+            + f" where {_describe_count(request.slot_count)} were requested"
+        )
+    return problems
+
+
+def t_estimate_problem(value, now: float, epoch: float) -> str | None:
+    """Why *value* is not an absolute ``sched.t_estimate`` at *now*, if so."""
+    if value is None:
+        return None  # JSON null deletes the key
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return f"is {value!r}, not a number"
+    if not math.isfinite(value):
+        return f"is {value!r}, not a finite time"
+    if epoch > 0 and value < epoch / 2:
+        return f"is {value:g}, which looks like a duration, not an epoch time"
+    if value < now - T_ESTIMATE_TOLERANCE:
+        return f"is {value:.3f}, {now - value:.3f} s in the past"
+    return None
 
 
 class Referee(BrokerObserver):
@@ -85,6 +206,7 @@ class Referee(BrokerObserver):
         self._checked: dict[int, dict] = {}  # job id -> R parsed at SUCCESS
         self._requests: dict[int, ResourceRequest] = {}  # parsed jobspecs
         self._down_since: dict[int, int] = {}  # rank -> scheduler iteration
+        self._instance = None  # Rv1Set of the instance, for constraints
 
     # -- reporting -------------------------------------------------------------
 
@@ -100,7 +222,13 @@ class Referee(BrokerObserver):
         return v
 
     def incident(self, kind: str, text: str) -> None:
-        """What the broker detects itself is a violation too."""
+        """What the broker detects itself is a violation too.  A response to
+        ``sched.free`` (sent without expecting one) is ``free-answered``."""
+        if kind == "response-unknown-request":
+            entry = self.broker.transcript.entry(self._last_seq)
+            if entry.kind == "msg" and entry.topic.startswith("sched.free (response)"):
+                kind = "free-answered"
+                text = f"{entry.source} responded to sched.free, which has no response"
         self.violation(kind, text)
 
     def kinds(self) -> list[str]:
@@ -149,6 +277,7 @@ class Referee(BrokerObserver):
                     f"{f58}: ANNOTATE after the request was finalized",
                 )
                 return False
+            self._check_t_estimate(f58, payload)
             return True
         if jobid not in self._open:
             self.violation(
@@ -165,8 +294,21 @@ class Referee(BrokerObserver):
         self._open.discard(jobid)
         self._cancels.pop(jobid, None)
         if kind == 0:
+            self._check_t_estimate(f58, payload)
             return self._check_success(known, payload, pending is not None)
         return True
+
+    def _check_t_estimate(self, f58: str, payload: dict) -> None:
+        sched = (payload.get("annotations") or {}).get("sched")
+        if not isinstance(sched, dict) or "t_estimate" not in sched:
+            return
+        problem = t_estimate_problem(
+            sched["t_estimate"], self.broker.now, self.broker.clock.epoch
+        )
+        if problem is not None:
+            self.violation(
+                "t-estimate-not-absolute", f"{f58}: sched.t_estimate {problem}"
+            )
 
     def _check_success(self, job, payload, pending: bool) -> bool:
         R = payload.get("R")
@@ -267,41 +409,49 @@ class Referee(BrokerObserver):
                 f"{job.f58}: SUCCESS for a jobspec that cannot be parsed ({exc})",
             )
             return False
-        problems = []
-        nnodes = len(children)
-        if request.node_count is not None:
-            if nnodes < request.nnodes:
-                problems.append(f"{nnodes} nodes < {request.nnodes} requested")
-            if request.nnodes_max is not None and nnodes > request.nnodes_max:
-                problems.append(f"{nnodes} nodes > {request.nnodes_max} allowed")
-        ncores = sum(len(c) for c, _ in children.values())
-        ngpus = sum(len(g) for _, g in children.values())
-        need_cores = request.nslots * request.slot_size
-        need_gpus = request.nslots * request.gpu_per_slot
-        if ncores < need_cores:
-            problems.append(f"{ncores} cores < {need_cores} requested")
-        if ngpus < need_gpus:
-            problems.append(f"{ngpus} gpus < {need_gpus} requested")
-        if request.constraint:
-            allowed = set(
-                Rv1Set(self.broker.resources.R)
-                .copy_constraint(request.constraint)
-                .ranks()
-            )
-            outside = set(children) - allowed
-            if outside:
-                problems.append(
-                    f"ranks {IDset(sorted(outside))} violate the constraint"
-                )
+        problems = request_problems(request, children, self.broker.machine)
         if problems:
+            text = f"{job.f58}: " + "; ".join(problems)
+            self.violation("R-does-not-match-request", text)
+        ok = not problems
+        if request.constraint:
+            ok &= self._check_constraint(job, request.constraint, children)
+        return ok
+
+    def _check_constraint(self, job, constraint, children) -> bool:
+        if self._instance is None:
+            self._instance = Rv1Set(self.broker.resources.R)
+        try:
+            if isinstance(constraint, str):
+                constraint = json.loads(constraint)
+            allowed = set(self._instance.copy_constraint(constraint).ranks())
+        except (ValueError, TypeError, AttributeError) as exc:
             self.violation(
-                "R-does-not-match-request", f"{job.f58}: " + "; ".join(problems)
+                "R-violates-constraint",
+                f"{job.f58}: SUCCESS for a constraint that cannot be evaluated ({exc})",
+            )
+            return False
+        outside = set(children) - allowed
+        if outside:
+            self.violation(
+                "R-violates-constraint",
+                f"{job.f58}: ranks {IDset(sorted(outside))} do not satisfy the "
+                f"constraint {json.dumps(constraint, sort_keys=True)}",
             )
             return False
         return True
 
     def job_started(self, job) -> None:
         self._requests.pop(job.id, None)
+        sched = (job.annotations or {}).get("sched")
+        stale = [k for k in PENDING_KEYS if isinstance(sched, dict) and k in sched]
+        if stale:
+            self.violation(
+                "stale-annotation",
+                f"{job.f58}: started with "
+                + ", ".join(f"sched.{k}" for k in stale)
+                + " still set (left over from while it was pending)",
+            )
         children = self._checked.pop(job.id, None) or _rank_children(job.R)
         for rank, held in children.items():
             self._held.setdefault(rank, {})[job.id] = held
@@ -352,4 +502,11 @@ class Referee(BrokerObserver):
             )
 
 
-__all__ = ["Referee", "RefereeError", "Violation"]
+__all__ = [
+    "T_ESTIMATE_TOLERANCE",
+    "Referee",
+    "RefereeError",
+    "Violation",
+    "request_problems",
+    "t_estimate_problem",
+]

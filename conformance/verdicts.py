@@ -12,9 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from conformance.clauses import Clause, load_clauses
-from conformance.findings import FAIL, PASS, Evidence, Finding
-
-NOT_APPLICABLE = "n/a"
+from conformance.findings import FAIL, NOT_APPLICABLE, PASS, Evidence, Finding
 
 
 @dataclass
@@ -78,8 +76,12 @@ def verdicts(
                     v.evidence.append(f.evidence)
             elif f.verdict == PASS and v.verdict == NOT_APPLICABLE:
                 v.verdict = PASS
+            elif f.verdict == NOT_APPLICABLE and f.evidence is not None:
+                v.reason = f.evidence.text
     for v in out.values():
-        if v.verdict == NOT_APPLICABLE:
+        if v.verdict != NOT_APPLICABLE:
+            v.reason = ""
+        elif not v.reason:
             if not v.clause.applies_to(policy):
                 wanted_policy = "/".join(v.clause.policies)
                 v.reason = f"applies to policy {wanted_policy}; declared {policy}"

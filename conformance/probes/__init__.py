@@ -29,6 +29,7 @@ from conformance.findings import FAIL, Evidence, Finding, failed, passed
 PROBE_MODULES = (
     "conformance.probes.scenarios",
     "conformance.probes.protocol",
+    "conformance.probes.protocol_alloc",
     "conformance.probes.policy",
     "conformance.probes.robustness",
     "conformance.probes.scale",
@@ -95,7 +96,14 @@ def add_probe(p: Probe) -> None:
 
 
 def all_probes() -> dict[str, Probe]:
-    """Every registered probe, by name (imports :data:`PROBE_MODULES`)."""
+    """Every registered probe, by name (imports :data:`PROBE_MODULES`).
+
+    Probe modules use flux-python, so this installs the substitute for its
+    native layer first (a no-op where a real libflux is importable).
+    """
+    from mock_broker import flux_substitute
+
+    flux_substitute.install()
     for module in PROBE_MODULES:
         importlib.import_module(module)
     return PROBES
@@ -255,14 +263,29 @@ def execute(
     Returns the findings and the probe's statistics (``ctx.stats``).  This
     is what the kit's child process calls; tests call it directly.  No
     isolation here: a hostile scheduler can hang or kill the caller.
+
+    A kit budget that trips inside the probe is not the probe's failure: a
+    :class:`~mock_broker.runtime.broker.BrokerLivelock` fails
+    ``robust.no-livelock`` (with the transcript's end) and a
+    :class:`MemoryError` fails ``robust.memory``; that finding is then the
+    only one, the probe's own clauses get no verdict.
     """
+    from mock_broker.runtime.broker import BrokerLivelock
+
     p = all_probes()[name]
     ctx = ProbeContext(
         name, target, list(args), policy, seed, examples, dict(limits or {})
     )
-    returned, error = None, None
+    returned, error, budget = None, None, None
     try:
         returned = p.run(ctx)
+    except BrokerLivelock as exc:
+        broker = getattr(exc, "broker", None) or (ctx.brokers or [None])[-1]
+        budget = ctx.fail("robust.no-livelock", str(exc), broker)
+    except MemoryError as exc:
+        traceback.clear_frames(exc.__traceback__)
+        tb = "".join(traceback.format_exception(exc))
+        budget = failed("robust.memory", name, "out of memory", traceback=tb)
     except Exception as exc:  # noqa: BLE001 - judged as the probe's failure
         error = exc
     finally:
@@ -271,6 +294,8 @@ def execute(
                 broker.close()
             except Exception:  # noqa: BLE001 - a module that will not unload
                 pass
+    if budget is not None:
+        return [budget], ctx.stats
     return judge(p, ctx, returned, error), ctx.stats
 
 

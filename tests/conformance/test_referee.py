@@ -7,9 +7,19 @@ goes through every one of these sequences without a violation.
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pytest
 from flux.job import JobID
-from mock_broker_helpers import (
+
+from conformance.referee import Referee, RefereeError
+from mock_broker.machine import Machine
+from mock_broker.runtime.broker import MockBroker
+
+# The broken test schedulers and their helpers live with the mock broker's tests.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mock_broker"))
+from mock_broker_helpers import (  # noqa: E402
     SEED,
     elapsed,
     marked_line,
@@ -20,8 +30,22 @@ from mock_broker_helpers import (
     whole_nodes,
 )
 
-from conformance.referee import RefereeError
-from mock_broker.machine import Machine
+
+@pytest.fixture
+def make_broker():
+    """MockBrokers with a referee attached, closed after the test."""
+    made: list[MockBroker] = []
+
+    def make(*args, **kwargs) -> MockBroker:
+        broker = MockBroker(*args, **kwargs)
+        Referee.attach(broker)
+        made.append(broker)
+        return broker
+
+    yield make
+    for broker in made:
+        broker.close()
+
 
 # -- the sequences ------------------------------------------------------------------
 
@@ -283,9 +307,7 @@ def test_R_on_a_rank_drained_before_a_restart(make_broker):
 def test_R_that_does_not_match_the_request(make_broker):
     b, (jid,) = two_node_job(make_broker, broken("OneNodeOnly"))
     v = only(b, "R-does-not-match-request")
-    assert v.text == (
-        f"{b.jobs.job(jid).f58}: 1 nodes < 2 requested; 4 cores < 8 requested"
-    )
+    assert v.text == f"{b.jobs.job(jid).f58}: 1 nodes where 2 were requested"
     assert f'sched.alloc (response) {{"id":{jid},"type":0,"R":' in marked_line(v)
 
 

@@ -1,0 +1,47 @@
+"""Gallery (alloc.R-matches-request): gives multi-slot jobs one core short (its
+pool records the short R).
+"""
+
+import heapq
+import os
+import sys
+
+from flux.idset import IDset
+from flux.resource import InfeasibleRequest, InsufficientResources, ResourcePool
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _base import GalleryFifo  # noqa: E402
+
+CLAUSE = "alloc.R-matches-request"
+
+
+class OneCoreShort(GalleryFifo):
+    """Gives multi-slot jobs one core short (its pool records the short R)."""
+
+    def schedule(self):
+        while self._queue:
+            job = self._queue[0]
+            try:
+                alloc = self.resources.alloc(job.jobid, job.resource_request)
+            except InsufficientResources:
+                break
+            except InfeasibleRequest as exc:
+                job.request.deny(str(exc))
+            else:
+                if job.resource_request.nslots > 1:
+                    alloc = self._one_core_short(job.jobid, alloc)
+                job.request.success(alloc)
+            heapq.heappop(self._queue)
+
+    def _one_core_short(self, jobid, alloc):
+        R = alloc.to_dict()
+        children = R["execution"]["R_lite"][0]["children"]
+        children["core"] = str(IDset(list(IDset(children["core"]))[:-1]))
+        self.resources.free(jobid, alloc, final=True)
+        short = ResourcePool(R)
+        self.resources.register_alloc(jobid, short)
+        return R
+
+
+def mod_main(h, *args):
+    OneCoreShort(h, *args).run()

@@ -1,0 +1,283 @@
+"""The protocol suite, in process: every protocol clause is judged, catches
+the gallery fault made for it, and fails nothing on correct schedulers.
+
+Probes run through :func:`conformance.probes.execute` (no child process),
+so these tests are quick and deterministic; the isolated runner is tested
+by ``test_gallery.py``.
+"""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from conformance.clauses import load_clauses
+from conformance.findings import FAIL, PASS
+from conformance.probes import all_probes, execute, failures
+from conformance.probes.protocol import NOT_APPLICABLE
+
+ROOT = Path(__file__).resolve().parents[2]
+GALLERY = Path(__file__).parent / "gallery"
+SEED = ROOT / "tests" / "mock_broker" / "schedulers"
+
+#: Judged by another colleague's probe (wall-time budget of callbacks).
+NOT_OURS = {"callbacks.prompt"}
+
+PROTOCOL = [
+    c.id
+    for c in load_clauses().values()
+    if c.suite == "protocol" and c.id not in NOT_OURS
+]
+
+CORRECT = {
+    "correct_fifo": str(GALLERY / "correct_fifo.py"),
+    "seed_minimal": str(SEED / "seed_minimal.py"),
+    "fifo": str(ROOT / "schedulers" / "fifo" / "schedkit-fifo.py"),
+    "easy": str(ROOT / "schedulers" / "easy" / "schedkit-easy.py"),
+    "conservative": str(
+        ROOT / "schedulers" / "conservative" / "schedkit-conservative.py"
+    ),
+}
+
+
+def gallery_module(clause: str) -> Path:
+    """The gallery module that demonstrates *clause*."""
+    return GALLERY / (clause.replace(".", "_").replace("-", "_") + ".py")
+
+
+def declared_clause(path: Path) -> str | None:
+    for node in ast.parse(path.read_text()).body:
+        if (
+            isinstance(node, ast.Assign)
+            and getattr(node.targets[0], "id", "") == "CLAUSE"
+        ):
+            return ast.literal_eval(node.value)
+    return None
+
+
+@cache
+def suite_probes() -> tuple[str, ...]:
+    """The probes of the protocol suite: ours and the library scenarios."""
+    return tuple(
+        sorted(
+            name
+            for name, p in all_probes().items()
+            if name.startswith("scenario:") or set(p.covers) & set(PROTOCOL)
+        )
+    )
+
+
+def probes_judging(clause: str) -> list[str]:
+    """The probes that cover *clause*; for a clause only the referee judges,
+    every protocol-suite probe (the first that catches the fault will do)."""
+    covering = [n for n in suite_probes() if clause in all_probes()[n].covers]
+    return covering or list(suite_probes())
+
+
+def test_every_protocol_clause_is_judged():
+    clauses = load_clauses()
+    covered = {c for n in suite_probes() for c in all_probes()[n].covers}
+    for clause in PROTOCOL:
+        assert clause in covered or clauses[clause].referee, clause
+
+
+def test_protocol_probes_are_registered_and_documented():
+    ours = [n for n in suite_probes() if n.startswith("protocol:")]
+    assert len(ours) >= 13
+    for name in ours:
+        p = all_probes()[name]
+        assert p.covers and set(p.covers) <= set(PROTOCOL), name
+        assert p.run.__doc__, f"{name} has no docstring"
+        assert p.budget <= 30.0 and not p.policies, name
+
+
+def test_every_protocol_clause_has_its_gallery_module():
+    for clause in PROTOCOL:
+        path = gallery_module(clause)
+        assert path.exists(), f"no gallery module for {clause}"
+        assert declared_clause(path) == clause, path.name
+
+
+@pytest.mark.parametrize("clause", PROTOCOL)
+def test_the_gallery_fault_fails_its_clause(clause):
+    target = str(gallery_module(clause))
+    tried = []
+    for name in probes_judging(clause):
+        findings, _ = execute(name, target)
+        tried.append(name)
+        broken = failures(findings).get(clause)
+        if broken:
+            evidence = broken[0].evidence
+            assert evidence is not None and evidence.text and evidence.probe == name
+            return
+    pytest.fail(f"{clause} was not caught by {tried}")
+
+
+@pytest.mark.parametrize("scheduler", sorted(CORRECT))
+def test_correct_schedulers_fail_no_protocol_clause(scheduler):
+    target = CORRECT[scheduler]
+    problems = []
+    judged = set()
+    for name in suite_probes():
+        findings, _ = execute(name, target)
+        for f in findings:
+            if f.clause not in PROTOCOL:
+                continue
+            if f.verdict == FAIL:
+                problems.append(f"{name}: {f.clause}: {f.evidence.text}")
+            elif f.verdict == PASS:
+                judged.add(f.clause)
+            else:
+                assert f.verdict == NOT_APPLICABLE
+    assert not problems, "\n".join(problems)
+    assert judged == set(PROTOCOL)
+
+
+def _variant(tmp_path, name: str, body: str) -> str:
+    """A module file: the gallery's correct FIFO with *body* in its class."""
+    path = tmp_path / f"{name}.py"
+    path.write_text(
+        "import sys\n"
+        f"sys.path.insert(0, {str(GALLERY)!r})\n"
+        "from _base import GalleryFifo\n\n\n"
+        "class Variant(GalleryFifo):\n"
+        + textwrap.indent(textwrap.dedent(body), "    ")
+        + "\n\ndef mod_main(h, *args):\n    Variant(h, *args).run()\n"
+    )
+    return str(path)
+
+
+def test_feasibility_is_not_applicable_without_the_service(tmp_path):
+    target = _variant(
+        tmp_path,
+        "no_feasibility",
+        """
+        def _service_register(self, name):
+            if name != "feasibility":
+                super()._service_register(name)
+        """,
+    )
+    findings, _ = execute("protocol:feasibility", target)
+    (finding,) = [f for f in findings if f.clause == "feasibility.agrees"]
+    assert finding.verdict == NOT_APPLICABLE
+    assert "no feasibility service" in finding.evidence.text
+    # the constraints probe judges the alloc half alone, and it passes
+    findings, _ = execute("protocol:constraints", target)
+    assert not failures(findings)
+    assert [
+        f.verdict for f in findings if f.clause == "alloc.constraints-honoured"
+    ] == [PASS]
+
+
+@pytest.mark.parametrize("answer", ["accept", "enosys", "refuse"])
+def test_expiration_may_be_accepted_or_refused(answer):
+    target = str(SEED / "expiring.py") + ":ExpiringScheduler"
+    findings, _ = execute("protocol:expiration", target, [f"expiration={answer}"])
+    assert not failures(findings)
+
+
+def test_an_accepted_expiration_the_plan_ignores_fails(tmp_path):
+    target = _variant(
+        tmp_path,
+        "stale_estimates",
+        """
+        def forecast(self):
+            import time
+            for job in self._queue:
+                update = {"t_estimate": time.time() + 250.0}
+                if job._last_annotation is None:
+                    job._last_annotation = update
+                    job.request.annotate({"sched": update})
+        """,
+    )
+    findings, _ = execute("protocol:expiration", target)
+    (failed,) = failures(findings)["expiration.update"]
+    assert "still estimates the next job" in failed.evidence.text
+
+
+def test_refusing_the_queue_depth_argument_fails(tmp_path):
+    target = _variant(
+        tmp_path,
+        "no_depth",
+        """
+        def __init__(self, h, *args):
+            if any(a.startswith("queue-depth=") for a in args):
+                raise ValueError("queue-depth is not supported")
+            super().__init__(h, *args)
+        """,
+    )
+    findings, _ = execute("protocol:queue-depth", target)
+    texts = [f.evidence.text for f in failures(findings)["ready.queue-depth"]]
+    assert len(texts) == 2
+    assert "queue-depth is not supported" in texts[0]
+
+
+def test_a_hello_that_does_not_stream_fails(tmp_path):
+    target = _variant(
+        tmp_path,
+        "hello_once",
+        """
+        def _sched_hello(self):
+            f = self.handle.rpc("job-manager.sched-hello", {"partial-ok": True})
+            try:
+                f.get()
+            except OSError as exc:
+                self.log.error(f"hello: {exc}")
+        """,
+    )
+    findings, _ = execute("protocol:hello", target)
+    (failed,) = failures(findings)["hello.partial-ok"]
+    assert "does not stream" in failed.evidence.text
+
+
+def test_a_cancel_that_frees_a_running_job_fails(tmp_path):
+    target = _variant(
+        tmp_path,
+        "cancel_frees",
+        """
+        def cancel(self, jobid):
+            if any(j.jobid == jobid for j in self._queue):
+                super().cancel(jobid)
+            else:
+                self.resources.free(jobid, None, final=True)
+        """,
+    )
+    findings, _ = execute("protocol:cancel-unknown", target)
+    texts = [f.evidence.text for f in failures(findings)["cancel.unknown-ignored"]]
+    assert len(texts) == 1 and "lost its resources to the cancel" in texts[0]
+    assert "alloc.R-disjoint" in failures(findings)
+
+
+def test_a_cancel_that_crashes_on_an_unknown_id_fails(tmp_path):
+    target = _variant(
+        tmp_path,
+        "cancel_crashes",
+        """
+        def cancel(self, jobid):
+            (job,) = [j for j in self._queue if j.jobid == jobid]
+            super().cancel(job.jobid)
+        """,
+    )
+    findings, _ = execute("protocol:cancel-unknown", target)
+    (failed,) = failures(findings)["cancel.unknown-ignored"]
+    assert failed.evidence.text.startswith(
+        "after sched.cancel for an unknown job id, it exited"
+    )
+
+
+def test_evidence_points_at_the_offending_message():
+    findings, _ = execute("protocol:hello", str(gallery_module("hello.partial-ok")))
+    (failed,) = failures(findings)["hello.partial-ok"]
+    marked = [ln for ln in failed.evidence.excerpt.splitlines() if ln.startswith(">>")]
+    assert len(marked) == 1
+    assert 'job-manager.sched-hello {"partial-ok":false}' in marked[0]
+
+
+def test_probes_are_deterministic():
+    target = str(gallery_module("alloc.R-matches-request"))
+    runs = [execute("protocol:request-shapes", target)[0] for _ in range(2)]
+    assert [f.to_dict() for f in runs[0]] == [f.to_dict() for f in runs[1]]
