@@ -1,0 +1,455 @@
+"""The kit's isolation runner: every probe runs in a child process.
+
+The scheduler under test may be wrong in any way: loop, sleep, exit, crash,
+leak threads or memory, flood the broker.  :class:`Runner` keeps one child
+(:mod:`conformance.worker`) per scheduler, sends it one probe at a time and
+turns whatever becomes of it into findings, so the kit itself never hangs
+or crashes.  A child that died, hung or asked to be recycled is replaced
+before the next probe.
+
+.. rubric:: Generic clauses
+
+Every probe's outcome carries a verdict on each of
+:data:`~conformance.clauses.GENERIC_CLAUSES`: ``callbacks.prompt``,
+``robust.no-hang``, ``robust.no-crash``, ``robust.memory``,
+``robust.no-livelock`` and ``robust.no-stray-threads`` pass when the probe
+ran within every budget.  When a budget trips or the child dies, that one
+clause fails, with evidence (the stuck stack, or the tail of the child's
+log, and the exit status or signal), and the probe's other clauses get no
+verdict at all: what the probe saw was a consequence.
+
+.. rubric:: Budgets (:class:`Budgets`)
+
+``probe_wall``
+    Real seconds a probe may take (default: the probe's own
+    :attr:`~conformance.probes.Probe.budget`).  On overrun the child gets
+    SIGUSR1 (:mod:`faulthandler` writes every thread's stack to its log),
+    then SIGKILL; ``robust.no-hang`` fails with the stacks.
+``callback_wall``
+    Real seconds one reactor callback, module load or ``mod_main`` phase
+    may take; enforced by the child's watchdog (``callbacks.prompt`` or
+    ``robust.no-hang``).
+``messages_per_instant``
+    Messages from modules at one virtual instant (``robust.no-livelock``).
+``memory_mb``
+    The child's address-space limit, ``RLIMIT_AS`` (``robust.memory``).
+
+The child's protocol is described in :mod:`conformance.worker`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from conformance.clauses import GENERIC_CLAUSES
+from conformance.findings import Finding, failed, passed
+
+#: Real seconds a new child may take to import the kit and say it is ready.
+STARTUP_TIMEOUT = 60.0
+#: After SIGUSR1, how long the child gets to write its stacks (s).
+STACK_DUMP_WAIT = 1.0
+#: How long a child that should be exiting gets before SIGKILL (s).
+EXIT_GRACE = 2.0
+#: Characters of the child's log quoted as evidence.
+LOG_TAIL = 8000
+
+_TIMEOUT = object()
+_FRAME = re.compile(r'File "([^"]+)", line (\d+),? in (\S+)')
+
+
+@dataclass
+class Budgets:
+    """The limits a probe runs under (see the module docstring)."""
+
+    probe_wall: float | None = None  # None: each Probe's own .budget (seconds)
+    callback_wall: float = 5.0
+    messages_per_instant: int = 100_000
+    memory_mb: int = 4096  # the kit itself needs some 100-200 MiB of it
+
+
+@dataclass
+class ProbeOutcome:
+    """One probe's findings (generic clauses included), its real duration
+    in seconds, and its statistics (the probe's own, plus ``isolation``:
+    the child's pid, its callback count and slowest callback)."""
+
+    probe: str
+    findings: list[Finding]
+    wall: float
+    stats: dict = field(default_factory=dict)
+
+
+class _ChildGone(Exception):
+    """The child closed its end (it died, or is dying)."""
+
+
+def _child_env() -> dict:
+    """The parent's environment; unbuffered output (so the log tail is
+    complete at a death), few malloc arenas (address space is budgeted),
+    and the kit importable even from a source tree."""
+    root = str(Path(__file__).resolve().parents[1])
+    env = dict(os.environ, PYTHONUNBUFFERED="1", MALLOC_ARENA_MAX="2")
+    env.pop("PYTHONFAULTHANDLER", None)
+    path = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    env["PYTHONPATH"] = os.pathsep.join(path + [root])
+    return env
+
+
+def _spawn(args: list[str], pass_fds, log) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "conformance.worker", *args],
+        stdin=subprocess.DEVNULL,
+        stdout=log,
+        stderr=log,
+        pass_fds=pass_fds,
+        start_new_session=True,  # its own group: no terminal Ctrl-C, killpg
+        env=_child_env(),
+    )
+
+
+def _exited(proc: subprocess.Popen) -> bool:
+    """True once *proc* has exited; it is not reaped, so its process group
+    (whatever it forked) can still be killed safely."""
+    if proc.returncode is not None:
+        return True
+    try:
+        flags = os.WEXITED | os.WNOHANG | os.WNOWAIT
+        return os.waitid(os.P_PID, proc.pid, flags) is not None
+    except ChildProcessError:
+        return True
+
+
+def _end(proc: subprocess.Popen | None, grace: float = 0.0) -> int | None:
+    """Give *proc* *grace* seconds to exit, SIGKILL its process group (it,
+    and anything it left running), reap it and return its status."""
+    if proc is None:
+        return None
+    deadline = time.perf_counter() + grace
+    while not _exited(proc) and time.perf_counter() < deadline:
+        time.sleep(0.02)
+    if proc.returncode is None:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+    try:
+        return proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:  # unkillable (D state): left to init
+        return None
+
+
+def _status(code: int | None) -> str:
+    if code is None:
+        return "it closed its result pipe and was killed"
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return f"it was killed by {name} (signal {-code})"
+    if code == 0:
+        return "it exited with status 0 before answering (sys.exit or os._exit(0))"
+    return f"it exited with exit code {code}"
+
+
+def _located(tail: str, target: str) -> str:
+    """`` at FILE:LINE in FUNC``: the scheduler file's innermost frame in a
+    log tail (a faulthandler dump or a traceback), or ``""``."""
+    path = target.partition(":")[0]
+    if not path.endswith(".py"):
+        return ""
+    dump = "Current thread" in tail  # faulthandler: most recent call first
+    section = tail.rpartition("Current thread")[2] if dump else tail
+    wanted = os.path.realpath(path)
+    hits = [m for m in _FRAME.finditer(section) if os.path.realpath(m[1]) == wanted]
+    if not hits:
+        return ""
+    m = hits[0] if dump else hits[-1]
+    return f" at {m[1]}:{m[2]} in {m[3]}"
+
+
+class _Lines:
+    """JSON lines read from a child's pipe, with deadlines.  A child that
+    exited counts as gone even if a process it forked holds the pipe."""
+
+    def __init__(self, fd: int, proc: subprocess.Popen):
+        self.fd, self.buf, self.proc = fd, b"", proc
+        self.poll = select.poll()
+        self.poll.register(fd, select.POLLIN)
+
+    def read(self, deadline: float):
+        """The next object, :data:`_TIMEOUT`, or raise :class:`_ChildGone`."""
+        while True:
+            line, nl, rest = self.buf.partition(b"\n")
+            if nl:
+                self.buf = rest
+                try:
+                    return json.loads(line)
+                except ValueError as exc:
+                    raise _ChildGone(f"garbled result line: {line[:200]!r}") from exc
+            remaining = deadline - time.perf_counter()
+            if remaining <= 0:
+                return _TIMEOUT
+            if not self.poll.poll(min(remaining, 0.5) * 1000):
+                if _exited(self.proc) and not self.poll.poll(0):
+                    raise _ChildGone("exited")
+                continue
+            chunk = os.read(self.fd, 1 << 16)
+            if not chunk:
+                raise _ChildGone("end of file")
+            self.buf += chunk
+
+
+class Runner:
+    """Runs probes on one scheduler, each in an isolated child process.
+
+    A context manager; one child is reused across probes and restarted
+    after a death, a hang or a recycle.  ``KeyboardInterrupt`` (or any
+    other exception) inside :meth:`run` kills the child and propagates.
+
+    Args:
+        target: the scheduler, as ``flux module load`` takes it.
+        args: module arguments.
+        policy, seed, examples: passed to every probe.
+        budgets: the limits (default :class:`Budgets`).
+    """
+
+    def __init__(
+        self,
+        target: str,
+        args: list[str],
+        *,
+        policy="any",
+        seed=0,
+        examples=20,
+        budgets: Budgets | None = None,
+    ):
+        self.target, self.args = target, list(args)
+        self.policy, self.seed, self.examples = policy, seed, examples
+        self.budgets = budgets or Budgets()
+        self._proc: subprocess.Popen | None = None
+        self._requests: int | None = None
+        self._results: _Lines | None = None
+        self._seq = 0
+        self._dir = tempfile.mkdtemp(prefix="schedkit-worker-")
+        self._log = os.path.join(self._dir, "worker.log")
+
+    # -- public ----------------------------------------------------------------
+
+    @property
+    def pid(self) -> int | None:
+        """The current child's process id (None between children)."""
+        return self._proc.pid if self._proc is not None else None
+
+    def run(self, probe_name: str) -> ProbeOutcome:
+        """Run one probe in the child and judge the generic clauses."""
+        from conformance.probes import all_probes
+        from mock_broker import flux_substitute
+
+        flux_substitute.install()  # probe modules may import flux.*
+        p = all_probes()[probe_name]
+        wall = self.budgets.probe_wall or p.budget
+        try:
+            return self._run(probe_name, wall)
+        except BaseException:
+            self._drop(kill=True)
+            raise
+
+    def close(self) -> None:
+        """Stop the child (reaped, never left a zombie) and remove its log."""
+        self._drop(kill=False)
+        shutil.rmtree(self._dir, ignore_errors=True)
+
+    def __enter__(self) -> Runner:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __del__(self):
+        try:
+            self._drop(kill=True)
+        except Exception:  # noqa: BLE001 - interpreter shutdown
+            pass
+
+    # -- the child ---------------------------------------------------------------
+
+    def _start(self) -> None:
+        req_r, req_w = os.pipe()
+        res_r, res_w = os.pipe()
+        args = ["--requests-fd", str(req_r), "--results-fd", str(res_w)]
+        args += ["--memory-mb", str(self.budgets.memory_mb)]
+        try:
+            with open(self._log, "wb") as log:
+                self._proc = _spawn(args, (req_r, res_w), log)
+        except BaseException:
+            os.close(req_w)
+            os.close(res_r)
+            raise
+        finally:
+            os.close(req_r)
+            os.close(res_w)
+        self._requests, self._results = req_w, _Lines(res_r, self._proc)
+        try:
+            msg = self._results.read(time.perf_counter() + STARTUP_TIMEOUT)
+        except _ChildGone:
+            msg = None
+        if not isinstance(msg, dict) or msg.get("type") != "ready":
+            code = self._drop(kill=True)
+            raise RuntimeError(
+                f"the kit's worker process did not start ({_status(code)}):\n"
+                + self._tail(0)
+            )
+
+    def _drop(self, kill: bool) -> int | None:
+        """Forget the child: ask it to exit (EOF) or kill it; reap it."""
+        proc, self._proc = self._proc, None
+        if self._requests is not None:
+            os.close(self._requests)
+            self._requests = None
+        if self._results is not None:
+            os.close(self._results.fd)
+            self._results = None
+        return _end(proc, 0.0 if kill else EXIT_GRACE)
+
+    def _log_size(self) -> int:
+        try:
+            return os.path.getsize(self._log)
+        except OSError:
+            return 0
+
+    def _tail(self, offset: int) -> str:
+        try:
+            with open(self._log, "rb") as f:
+                f.seek(max(offset, self._log_size() - LOG_TAIL))
+                return f.read().decode(errors="replace")
+        except OSError:
+            return ""
+
+    # -- one probe ----------------------------------------------------------------
+
+    def _run(self, name: str, wall: float) -> ProbeOutcome:
+        if self._proc is None or _exited(self._proc):
+            self._drop(kill=True)
+            self._start()
+        self._seq += 1
+        offset = self._log_size()
+        request = {
+            "id": self._seq,
+            "op": "probe",
+            "probe": name,
+            "target": self.target,
+            "args": self.args,
+            "policy": self.policy,
+            "seed": self.seed,
+            "examples": self.examples,
+            "limits": {"messages_per_instant": self.budgets.messages_per_instant},
+            "callback_wall": self.budgets.callback_wall,
+            "memory_mb": self.budgets.memory_mb,
+        }
+        t0 = time.perf_counter()
+        try:
+            data = (json.dumps(request) + "\n").encode()
+            view = memoryview(data)
+            while view:
+                view = view[os.write(self._requests, view) :]
+            msg = self._receive(t0 + wall)
+        except (_ChildGone, OSError):
+            findings = [self._died(name, offset)]
+            return ProbeOutcome(name, findings, time.perf_counter() - t0, {})
+        if msg is _TIMEOUT:
+            findings = [self._hung(name, wall, offset)]
+            return ProbeOutcome(name, findings, time.perf_counter() - t0, {})
+        elapsed = time.perf_counter() - t0
+        findings = [Finding.from_dict(d) for d in msg.get("findings", ())]
+        if msg.get("type") == "fatal" or msg.get("recycle"):
+            self._drop(kill=False)
+        if not msg.get("isolation"):
+            judged = {f.clause for f in findings}
+            findings += [passed(c) for c in GENERIC_CLAUSES if c not in judged]
+        return ProbeOutcome(name, findings, elapsed, dict(msg.get("stats") or {}))
+
+    def _receive(self, deadline: float):
+        while True:
+            msg = self._results.read(deadline)
+            if msg is _TIMEOUT or msg.get("id") == self._seq:
+                return msg
+
+    def _died(self, probe: str, offset: int) -> Finding:
+        """The child ended before answering: robust.no-crash (or memory)."""
+        code = self._drop(kill=False)  # it is exiting: its status, else SIGKILL
+        tail = self._tail(offset)
+        clause = "robust.memory" if "MemoryError" in tail else "robust.no-crash"
+        where = _located(tail, self.target)
+        text = f"The worker process running the scheduler died{where}: {_status(code)}."
+        if not tail.strip():
+            tail = "(the worker's log is empty)"
+        return failed(clause, probe, text, traceback=tail)
+
+    def _hung(self, probe: str, wall: float, offset: int) -> Finding:
+        """The probe overran its wall budget: stacks, then SIGKILL."""
+        mark = self._log_size()
+        proc = self._proc
+        try:
+            os.kill(proc.pid, signal.SIGUSR1)
+        except OSError:
+            pass
+        deadline = time.perf_counter() + STACK_DUMP_WAIT
+        size = mark
+        while time.perf_counter() < deadline and not _exited(proc):
+            time.sleep(0.1)
+            grown = self._log_size()
+            if grown > mark and grown == size:
+                break  # written and settled
+            size = grown
+        self._drop(kill=True)
+        stacks = self._tail(mark).strip() or self._tail(offset).strip()
+        where = _located(stacks, self.target).replace(" at ", " (stuck at ", 1)
+        text = (
+            f"The probe did not finish within its wall budget of {wall:g} s"
+            f"{where and where + ')'}; the worker was sent SIGUSR1 for its thread "
+            "stacks, then SIGKILL."
+        )
+        return failed("robust.no-hang", probe, text, traceback=stacks)
+
+
+def preflight(target: str, timeout: float = 30.0) -> str | None:
+    """Import the module in a child: return a one-line message for a
+    usage/input error (file not found, syntax error, ImportError/exception
+    at import, a dotted module that cannot be found, a missing ``:Class``);
+    None if it imported, or if it hung or crashed (those become failed
+    clauses later, not usage errors).  The child is killed after *timeout*
+    seconds and always reaped."""
+    res_r, res_w = os.pipe()
+    args = ["--preflight", target, "--results-fd", str(res_w)]
+    try:
+        proc = _spawn(args, (res_w,), subprocess.DEVNULL)
+    except BaseException:
+        os.close(res_r)
+        raise
+    finally:
+        os.close(res_w)
+    try:
+        msg = _Lines(res_r, proc).read(time.perf_counter() + timeout)
+    except _ChildGone:
+        msg = None
+    finally:
+        os.close(res_r)
+        _end(proc)
+    if isinstance(msg, dict) and msg.get("error"):
+        return str(msg["error"]).splitlines()[0]
+    return None
+
+
+__all__ = ["Budgets", "ProbeOutcome", "Runner", "preflight"]

@@ -1,0 +1,335 @@
+"""The isolation runner: hostile modules fail their generic clause with
+evidence, the kit survives and goes on, and nothing is left behind.
+
+Budgets are small so the hung modules end quickly; no test asserts on
+wall times.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import signal
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from conformance.clauses import GENERIC_CLAUSES
+from conformance.findings import FAIL, PASS
+from conformance.probes import execute
+from conformance.runner import Budgets, Runner, preflight
+
+GALLERY = Path(__file__).parent / "gallery"
+#: A library scenario: a job runs, a second one waits and is cancelled.
+PROBE = "scenario:cancel-pending-job"
+#: A scenario with no cancel and no job left waiting once it is over.
+OTHER = "scenario:hello-running-jobs"
+BUDGETS = Budgets(
+    probe_wall=10.0, callback_wall=1.0, messages_per_instant=2000, memory_mb=768
+)
+
+
+def _declared_clause(path: Path):
+    for node in ast.parse(path.read_text()).body:
+        if (
+            isinstance(node, ast.Assign)
+            and getattr(node.targets[0], "id", "") == "CLAUSE"
+        ):
+            return ast.literal_eval(node.value)
+    raise AssertionError(f"{path.name} declares no CLAUSE")
+
+
+def _children() -> list[str]:
+    """This process's child processes, zombies included (from /proc)."""
+    me, out = str(os.getpid()), []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/status") as f:
+                fields = dict(line.split(":", 1) for line in f if ":" in line)
+        except OSError:
+            continue
+        if fields.get("PPid", "").strip() == me:
+            out.append(f"{entry.name} {fields.get('State', '').strip()}")
+    return out
+
+
+@pytest.fixture(autouse=True)
+def no_children_left():
+    if not os.path.isdir("/proc"):
+        pytest.skip("needs /proc")
+    before = set(_children())
+    yield
+    assert set(_children()) <= before, "a child process was left behind"
+
+
+def _verdicts(outcome) -> dict[str, str]:
+    return {f.clause: f.verdict for f in outcome.findings}
+
+
+# -- a correct module ---------------------------------------------------------------
+
+
+def test_correct_fifo_passes_every_generic_clause_in_one_child():
+    pids = set()
+    with Runner(str(GALLERY / "correct_fifo.py"), [], budgets=BUDGETS) as runner:
+        for probe in (PROBE, OTHER, "scenario:deny-infeasible"):
+            outcome = runner.run(probe)
+            verdicts = _verdicts(outcome)
+            for clause in GENERIC_CLAUSES:
+                assert verdicts.get(clause) == PASS, (probe, clause)
+            assert FAIL not in verdicts.values(), outcome.findings
+            assert outcome.probe == probe
+            pids.add(outcome.stats["isolation"]["pid"])
+    assert len(pids) == 1, "the child is reused across probes"
+
+
+def test_a_scheduler_that_prints_does_not_disturb_the_protocol(tmp_path):
+    module = tmp_path / "noisy.py"
+    module.write_text(
+        textwrap.dedent(
+            f"""
+            import os, sys
+            sys.path.insert(0, {str(GALLERY)!r})
+            from _base import GalleryFifo
+
+            print('{{"type": "result", "id": 1}}')
+            os.write(1, b"raw bytes on fd 1\\n")
+
+            class Noisy(GalleryFifo):
+                def schedule(self):
+                    print("scheduling", len(self._queue), file=sys.stderr)
+                    print('{{"findings": []}}')
+                    super().schedule()
+
+            def mod_main(h, *args):
+                Noisy(h, *args).run()
+            """
+        )
+    )
+    with Runner(str(module), [], budgets=BUDGETS) as runner:
+        verdicts = _verdicts(runner.run(PROBE))
+    assert all(verdicts[c] == PASS for c in GENERIC_CLAUSES)
+    assert FAIL not in verdicts.values()
+
+
+# -- hostile modules ------------------------------------------------------------------
+
+#: (gallery module, clause, the failure stands alone, evidence needles)
+HOSTILE = [
+    ("busy_loop_schedule", "callbacks.prompt", True, ["busy_loop_schedule.py:2", "while self._queue"]),
+    ("sleep_in_callback", "callbacks.prompt", True, ["sleep_in_callback.py:2", "time.sleep(1000)", "sched.alloc"]),
+    ("loop_at_import", "robust.no-hang", True, ["loop_at_import.py:", " in <module>", "loading"]),
+    ("stray_thread", "robust.no-stray-threads", True, ["'queue-stats'", "stray_thread.py:2", "_poll_forever"]),
+    ("os_exit_callback", "robust.no-crash", True, ["exit code 3", "os_exit_callback.py:", "os._exit(3)"]),
+    ("sys_exit_callback", "robust.no-crash", False, ["SystemExit: 2", "sys_exit_callback.py\", line", "sys.exit(2)"]),
+    ("segfault_callback", "robust.no-crash", True, ["SIGSEGV", "segfault_callback.py:2", "Segmentation fault"]),
+    ("sigkill_self", "robust.no-crash", True, ["SIGKILL", "sigkill_self.py:2", "os.kill(os.getpid(), signal.SIGKILL)"]),
+    ("memory_hog", "robust.memory", True, ["MemoryError", "768 MiB", "memory_hog.py\", line", "bytes(64"]),
+    ("livelock_zero_timer", "robust.no-livelock", True, ["without the clock moving (limit 2000)", "reason_pending"]),
+    ("livelock_timer_loop", "robust.no-livelock", True, ["in one reactor iteration", "limit 2000", "reason_pending"]),
+    ("raise_in_callback", "robust.no-crash", False, ["KeyError", "raise_in_callback.py\", line 2", "return waiting["]),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "module, clause, alone, needles", HOSTILE, ids=[h[0] for h in HOSTILE]
+)
+def test_a_hostile_module_fails_its_clause_with_evidence(
+    module, clause, alone, needles
+):
+    path = GALLERY / f"{module}.py"
+    assert _declared_clause(path) == clause
+    with Runner(str(path), [], budgets=BUDGETS) as runner:
+        outcome = runner.run(PROBE)
+    failed = [f for f in outcome.findings if f.clause == clause and f.verdict == FAIL]
+    assert failed, outcome.findings
+    evidence = failed[0].evidence
+    assert evidence.probe == PROBE and evidence.text
+    blob = "\n".join((evidence.text, evidence.traceback, evidence.excerpt))
+    for needle in needles:
+        assert needle in blob, f"{needle!r} not in the evidence:\n{blob}"
+    if alone:  # a tripped budget: the probe's other clauses get no verdict
+        assert [f.clause for f in outcome.findings] == [clause]
+    else:  # the module exited inside a sound worker: the budgets held
+        verdicts = _verdicts(outcome)
+        assert all(verdicts[c] == PASS for c in GENERIC_CLAUSES if c != clause)
+
+
+def test_a_mod_main_that_never_reaches_its_reactor_is_a_hang(tmp_path):
+    module = tmp_path / "slow_init.py"
+    module.write_text("def mod_main(h, *args):\n    while True:\n        pass\n")
+    with Runner(str(module), [], budgets=BUDGETS) as runner:
+        outcome = runner.run(PROBE)
+    [finding] = outcome.findings
+    assert finding.clause == "robust.no-hang" and finding.verdict == FAIL
+    assert "mod_main of slow_init" in finding.evidence.text
+    assert re.search(r"slow_init\.py:[23] in mod_main", finding.evidence.text)
+    assert "_thread_main" in finding.evidence.traceback  # the module's thread
+
+
+def test_sys_exit_at_import_is_a_crash_not_the_kits(tmp_path):
+    module = tmp_path / "quits.py"
+    module.write_text("import sys\nsys.exit(3)\n")
+    with Runner(str(module), [], budgets=BUDGETS) as runner:
+        outcome = runner.run(PROBE)
+        assert _verdicts(outcome) == {"robust.no-crash": FAIL}
+        assert "SystemExit escaped the probe: 3" in outcome.findings[0].evidence.text
+        assert 'quits.py", line 2' in outcome.findings[0].evidence.traceback
+
+
+def test_a_loop_that_holds_the_gil_is_stopped_by_the_probe_wall_budget():
+    """The watchdog thread never runs again; SIGUSR1 still dumps stacks."""
+    budgets = Budgets(probe_wall=4.0, callback_wall=1.0, memory_mb=768)
+    path = GALLERY / "hang_gil_import.py"
+    with Runner(str(path), [], budgets=budgets) as runner:
+        outcome = runner.run(PROBE)
+    [finding] = outcome.findings
+    assert finding.clause == "robust.no-hang" and finding.verdict == FAIL
+    assert "wall budget of 4 s" in finding.evidence.text
+    assert "hang_gil_import.py:13 in <module>" in finding.evidence.text
+    assert "SIGKILL" in finding.evidence.text
+    assert "Current thread" in finding.evidence.traceback  # faulthandler's dump
+
+
+def test_the_runner_goes_on_after_a_death():
+    with Runner(str(GALLERY / "os_exit_callback.py"), [], budgets=BUDGETS) as runner:
+        before = runner.run(OTHER)
+        died = runner.run(PROBE)
+        assert runner.pid is None
+        after = runner.run(OTHER)
+        again = runner.run(PROBE)
+    assert _verdicts(died) == {"robust.no-crash": FAIL}
+    assert _verdicts(again) == {"robust.no-crash": FAIL}
+    for outcome in (before, after):
+        assert FAIL not in _verdicts(outcome).values()
+        assert all(_verdicts(outcome)[c] == PASS for c in GENERIC_CLAUSES)
+    assert before.stats["isolation"]["pid"] != after.stats["isolation"]["pid"]
+
+
+def test_a_death_is_seen_though_a_forked_process_holds_the_pipes(tmp_path):
+    """The forked process keeps the result pipe open: the runner notices the
+    worker's exit anyway, and kills what it left in its process group."""
+    module = tmp_path / "forker.py"
+    module.write_text(
+        textwrap.dedent(
+            f"""
+            import os, sys, time
+            sys.path.insert(0, {str(GALLERY)!r})
+            from _base import GalleryFifo
+
+            class Forker(GalleryFifo):
+                def schedule(self):
+                    if os.fork() == 0:
+                        time.sleep(60)
+                    os._exit(5)
+
+            def mod_main(h, *args):
+                Forker(h, *args).run()
+            """
+        )
+    )
+    with Runner(str(module), [], budgets=BUDGETS) as runner:
+        outcome = runner.run(PROBE)
+    [finding] = outcome.findings
+    assert finding.clause == "robust.no-crash" and finding.verdict == FAIL
+    assert "exit code 5" in finding.evidence.text
+    assert "forker.py:" in finding.evidence.text
+    assert "wall budget" not in finding.evidence.text
+
+
+def test_a_recycled_child_is_replaced():
+    with Runner(str(GALLERY / "stray_thread.py"), [], budgets=BUDGETS) as runner:
+        first = runner.run(OTHER)
+        second = runner.run(OTHER)
+    assert _verdicts(first) == _verdicts(second) == {"robust.no-stray-threads": FAIL}
+    assert first.stats["isolation"]["pid"] != second.stats["isolation"]["pid"]
+
+
+def test_ctrl_c_kills_the_child_and_propagates():
+    budgets = Budgets(probe_wall=60.0, callback_wall=60.0)
+    runner = Runner(str(GALLERY / "sleep_in_callback.py"), [], budgets=budgets)
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 2.0)
+        with pytest.raises(KeyboardInterrupt):
+            runner.run(PROBE)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert runner.pid is None
+    runner.close()
+
+
+def test_an_unknown_probe_is_the_callers_error():
+    with Runner(str(GALLERY / "correct_fifo.py"), [], budgets=BUDGETS) as runner:
+        with pytest.raises(KeyError):
+            runner.run("no-such-probe")
+        assert runner.pid is None
+
+
+def test_execute_in_process_reports_a_livelock_not_the_probes_clauses():
+    findings, _ = execute(
+        PROBE,
+        str(GALLERY / "livelock_zero_timer.py"),
+        limits={"messages_per_instant": 500},
+    )
+    [finding] = findings
+    assert finding.clause == "robust.no-livelock" and finding.verdict == FAIL
+    assert "limit 500" in finding.evidence.text
+    assert finding.evidence.time == 1.0
+    assert "reason_pending" in finding.evidence.excerpt
+
+
+# -- preflight --------------------------------------------------------------------------
+
+
+def test_preflight_accepts_a_module_that_imports():
+    assert preflight(str(GALLERY / "correct_fifo.py")) is None
+
+
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        (None, "No such file or directory"),
+        ("def broken(:\n", "syntax error"),
+        ("import no_such_module_for_schedkit\n", "No module named 'no_such_module_for"),
+        ("raise RuntimeError('boom at import')\n", "RuntimeError: boom at import"),
+    ],
+    ids=["missing", "syntax", "import-error", "raises"],
+)
+def test_preflight_reports_usage_errors(tmp_path, source, expected):
+    path = tmp_path / "sched.py"
+    if source is not None:
+        path.write_text(source)
+    message = preflight(str(path))
+    assert message is not None and expected in message
+    assert "\n" not in message
+
+
+def test_preflight_reports_a_dotted_module_that_is_not_found():
+    message = preflight("no_such_package_for_schedkit.sched")
+    assert message is not None and "module not found" in message
+
+
+def test_preflight_reports_a_missing_class(tmp_path):
+    message = preflight(str(GALLERY / "correct_fifo.py") + ":NoSuchClass")
+    assert message is not None and "NoSuchClass" in message
+
+
+@pytest.mark.parametrize("module", ["loop_at_import", "hang_gil_import"])
+def test_preflight_leaves_a_hang_at_import_to_the_clauses(module):
+    assert preflight(str(GALLERY / f"{module}.py"), timeout=2.0) is None
+
+
+def test_preflight_leaves_a_crash_at_import_to_the_clauses(tmp_path):
+    path = tmp_path / "crash.py"
+    path.write_text("import os\nos._exit(4)\n")
+    assert preflight(str(path)) is None
