@@ -78,3 +78,9 @@ def _exit_status(exc: SystemExit) -> int:
     if isinstance(exc.code, int):
         return exc.code
     return 1
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main())

@@ -1,0 +1,148 @@
+"""``flux-schedkit conform`` end to end: exit statuses, report, files."""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from flux_schedkit import cli
+from flux_schedkit.commands import conform
+
+HERE = Path(__file__).parent
+GALLERY = HERE / "gallery"
+INPUTS = HERE / "inputs"
+
+
+def _conform(*argv):
+    return cli.main(["conform", "-n", "0", *argv])
+
+
+def test_correct_module_passes_selected_clauses_and_writes_files(tmp_path, capsys):
+    cert, junit = tmp_path / "c.json", tmp_path / "j.xml"
+    status = _conform(
+        "--scheduler",
+        str(GALLERY / "correct_fifo.py"),
+        "-k",
+        "stats.answers",
+        "-k",
+        "alloc.R-disjoint",
+        "--certificate",
+        str(cert),
+        "--junit",
+        str(junit),
+    )
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert "2 pass, 0 fail" in out
+    data = json.loads(cert.read_text())
+    assert data["verdict"] == "pass"
+    assert sorted(c["id"] for c in data["clauses"]) == [
+        "alloc.R-disjoint",
+        "stats.answers",
+    ]
+    assert data["selected"] == ["alloc.R-disjoint", "stats.answers"]
+    assert "<testcase" in junit.read_text()
+
+
+def test_a_failed_clause_exits_1_with_evidence(capsys):
+    status = _conform(
+        "--scheduler",
+        str(GALLERY / "correct_fifo.py"),
+        "--policy",
+        "easy",
+        "-k",
+        "policy.easy-backfill",
+    )
+    out = capsys.readouterr().out
+    assert status == 1, out
+    assert "FAIL policy.easy-backfill" in out
+    assert "source:" in out
+
+
+@pytest.mark.parametrize(
+    "argv, needle",
+    [
+        (["--scheduler", "no/such/file.py"], "No such file"),
+        (["--scheduler", str(INPUTS / "syntax_error.py")], "syntax error"),
+        (
+            ["--scheduler", str(INPUTS / "import_error.py")],
+            "flux_schedkit_no_such_package",
+        ),
+        (["--scheduler", "no_such_package_xyz.mod"], "no_such_package_xyz"),
+        (["--scheduler", "nosuchreference"], "nosuchreference"),
+        (
+            ["--scheduler", str(GALLERY / "correct_fifo.py"), "-k", "no.such.clause"],
+            "matches no clause",
+        ),
+        (
+            ["--scheduler", str(GALLERY / "correct_fifo.py"), "--examples", "0"],
+            "--examples",
+        ),
+    ],
+)
+def test_usage_and_input_errors_exit_2_in_one_line(argv, needle, capsys):
+    status = _conform(*argv)
+    captured = capsys.readouterr()
+    text = captured.out + captured.err
+    assert status == 2, text
+    assert needle in text
+    assert "Traceback" not in text
+
+
+def test_bad_policy_is_a_usage_error(capsys):
+    assert cli.main(["conform", "--policy", "lottery"]) == 2
+    assert "lottery" in capsys.readouterr().err
+
+
+def test_pytest_exit_codes_map_to_documented_statuses():
+    assert [conform._status(c) for c in (0, 1, 2, 3, 4, 5)] == [0, 1, 130, 2, 2, 2]
+
+
+def test_ctrl_c_ends_the_run_with_130_and_no_traceback(tmp_path):
+    # The scheduler writes to a FIFO when it is stuck; select() waits for
+    # that (bounded), so the interrupt lands while the scheduler sleeps.
+    marker = tmp_path / "stuck"
+    os.mkfifo(marker)
+    reader = os.open(marker, os.O_RDONLY | os.O_NONBLOCK)
+    env = dict(os.environ, SCHEDKIT_TEST_MARKER=str(marker))
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "flux_schedkit.cli",
+            "conform",
+            "-n",
+            "0",
+            "--scheduler",
+            str(INPUTS / "waits_for_interrupt.py"),
+            "--callback-budget",
+            "600",
+            "-k",
+            "stats.answers",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        start_new_session=True,
+        text=True,
+    )
+    try:
+        ready, _, _ = select.select([reader], [], [], 120)
+        assert ready, "the scheduler never got stuck"
+        os.killpg(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        os.close(reader)
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == 130, out + err
+    assert "Traceback" not in out + err
+    assert "interrupted" in err
