@@ -242,8 +242,9 @@ def feasibility(ctx: ProbeContext):
 def expiration(ctx: ProbeContext):
     """A running job's time limit is cut from 300 s to 200 s at t=50.  The
     scheduler must answer (success, ENOSYS or a refusing error); once it
-    accepts, its estimate for the next job must not stay at the old end,
-    and the next job starts when the resources come back."""
+    accepts, its estimate for the next job must not stay at the old end
+    after the next scheduling pass (a third job's arrival), and the next
+    job starts when the resources come back."""
     clause = "expiration.update"
     broker = ctx.new_broker(_machine(uniform=(1, 4)))
     link, out = load_or_fail(ctx, broker, [clause])
@@ -274,6 +275,10 @@ def expiration(ctx: ProbeContext):
     answer = answers[0][0]
     accepted = answer.errnum in (0, errno.ENOSYS)
     if accepted:
+        # Estimates may lag until the next scheduling pass (upstream runs
+        # its forecast after a pass, and an expiration update triggers
+        # none), so give the scheduler an event first: a third job.
+        submit(broker, runtime=1.0, duration=1.0, nodes=1, slots=1, cores=1)
         broker.run_until_quiet()
         sched = (broker.jobs.job(second).annotations or {}).get("sched") or {}
         estimate = sched.get("t_estimate")
