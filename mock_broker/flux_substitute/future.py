@@ -4,11 +4,20 @@ A future holds the responses that arrived for it, oldest first.  ``get()``
 returns the oldest (blocking the module, not the broker, until one
 arrives), ``reset()`` drops it, and ``then()`` arranges for a callback from
 the module's reactor each time a response is ready, as libflux does.
+
+The rules flux-python's ``Future`` enforces hold here too: ``then(None)``
+raises :class:`ValueError`; ``then()`` while a continuation is still
+pending (set and not yet run, or re-armed by ``reset()`` inside it) raises
+:class:`OSError` ``EEXIST``; after ``stop()`` the continuation is never
+called again, even if ``then()`` sets a new one; and ``FutureExt`` carries
+its results as JSON text, so ``get()`` returns what ``json.loads`` makes of
+``json.dumps(result)``.
 """
 
 from __future__ import annotations
 
 import errno
+import json
 import os
 from collections import deque
 
@@ -21,6 +30,10 @@ class Future:
         self._results: deque = deque()
         self._then = None
         self._then_queued = False
+        # flux-python's _THEN_HANDLES count: 1 when then() is called, one
+        # less each time the continuation runs, one more on each reset()
+        self._then_pending = 0
+        self._stopped = False
 
     # -- producer side (the substitute handle) ---------------------------
 
@@ -45,7 +58,12 @@ class Future:
         if self._then is None or not self._results:
             return
         callback, args, kwargs = self._then
-        callback(self, *args, **kwargs)
+        try:
+            if not self._stopped:
+                callback(self, *args, **kwargs)
+        finally:
+            if self._then_pending > 0:
+                self._then_pending -= 1
 
     # -- consumer side ----------------------------------------------------
 
@@ -56,8 +74,17 @@ class Future:
         self._flux_handle = flux_handle
 
     def then(self, callback, *args, timeout=-1.0, **kwargs):
-        """Call ``callback(future, *args, **kwargs)`` when a result is ready."""
+        """Call ``callback(future, *args, **kwargs)`` when a result is ready.
+
+        Raises :class:`OSError` ``EEXIST`` while a continuation is pending
+        and :class:`ValueError` for a None callback, as flux-python does.
+        """
+        if self._then_pending > 0:
+            raise OSError(errno.EEXIST, "then callback already exists for this future")
+        if callback is None:
+            raise ValueError("Callback cannot be None")
         self._then = (callback, args, kwargs)
+        self._then_pending = 1
         if self._results:
             self._schedule_then()
         return self
@@ -74,6 +101,8 @@ class Future:
         """Drop the current result; a continuation runs again on the next."""
         if self._results:
             self._results.popleft()
+        if self._then_pending > 0:
+            self._then_pending += 1
         if self._results and self._then is not None:
             self._schedule_then()
 
@@ -94,10 +123,20 @@ class Future:
         return None
 
     def stop(self) -> None:
-        self._then = None
+        """Never call the continuation again (then() cannot undo this)."""
+        self._stopped = True
 
     def incref(self) -> None:
         """Reference counting is Python's job here."""
+
+
+class _JSONResult:
+    """A FutureExt result, kept as the JSON text flux-python stores."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str):
+        self.text = text
 
 
 class FutureError:
@@ -120,6 +159,20 @@ class FutureExt(Future):
     def __init__(self, init_cb, *args, flux_handle=None, **kwargs):
         super().__init__(flux_handle)
         self._init = (init_cb, args, kwargs)
+
+    def fulfill(self, result=None) -> None:
+        """Fulfill with *result*, which must survive ``json.dumps()``.
+
+        As in flux-python the result is stored as JSON text: a value JSON
+        cannot hold raises :class:`TypeError` here, and ``get()`` returns
+        the decoded copy (tuples come back as lists, int keys as strings).
+        """
+        super().fulfill(_JSONResult(json.dumps(result)))
+
+    def get(self):
+        """Return the decoded result, blocking the module until there is one."""
+        result = self._result()
+        return json.loads(result.text) if isinstance(result, _JSONResult) else result
 
     def _initialize(self) -> None:
         if self._init is not None:

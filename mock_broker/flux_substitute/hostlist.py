@@ -2,8 +2,9 @@
 
 This module stands in for ``flux.hostlist`` when libflux is not available.
 It offers the same public names and behaviour as the libflux-backed module
-of flux-python 0.88.0, so the wheel's ``Rv1Set`` and your own scheduler code
-run unchanged.
+of flux-python 0.88.0, errors included, so the wheel's ``Rv1Set`` and your
+own scheduler code run unchanged, and fail where they would fail on a real
+broker.
 
 A :class:`Hostlist` is an ordered *list*, not a set: order is kept and a
 name may appear more than once.  In string form, hosts that share a prefix
@@ -15,10 +16,26 @@ and carry consecutive numeric suffixes collapse into brackets::
     >>> str(Hostlist(["n08", "n09", "n10", "n1"]))
     'n[08-10,1]'
 
+Decoding follows libflux's ``hostlist_decode()``, leniency included:
+hosts are split at commas, blanks and tabs outside brackets; only the
+first bracket list of a host expression is expanded (``"a[1-2]b[3]"``
+gives the plain names ``a1b[3]`` and ``a2b[3]``); a number in brackets is
+read like ``strtoul()``, so ``"n[ 1]"`` and ``"n[+1]"`` give ``n01`` (the
+padding is the width of the text) and ``"n[1-]"`` gives ``n1``; a bracket
+may hold at most 10240 comma elements and a range at most 2**20 hosts; a
+plain host is cut to 1023 bytes, and one whose numeric suffix overflows 64
+bits is silently left out; and the string ends at its first NUL.
+
 Encoding follows libflux's ``hostlist_encode()``: zero padded numbers only
 share a range with numbers of the same printed width, and hosts decoded from
 an expression with a suffix after the brackets (``"foo[1-2]-ib"``) are kept
 as plain names (``"foo1-ib,foo2-ib"``), never re-bracketed.
+
+Like flux-python, :meth:`Hostlist.find` (and so ``in``) raises
+:class:`OSError` ``EINVAL`` for ``None`` or a name holding a comma, blank,
+tab or bracket, and :class:`~._binding.InvalidArguments` (a ValueError) for
+a name that is not a string; :meth:`Hostlist.delete` takes ``str()`` of its
+argument and raises :class:`OSError` when that does not decode.
 """
 
 from __future__ import annotations
@@ -27,94 +44,156 @@ import errno
 import numbers
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from typing import Union, overload
 
-__all__ = ["Hostlist", "decode"]
+from mock_broker.flux_substitute._binding import c_string_arg, errno_error
+
+__all__ = ["Hostlist", "HostlistIterator", "decode"]
 
 _DIGITS = "0123456789"
 
-# libhostlist splits hostlist strings at commas, spaces and tabs (outside
-# brackets); brackets are tracked to keep "n[1,2]" in one piece.
+# libhostlist splits hostlist strings at commas, spaces and tabs outside
+# brackets; brackets are counted to keep "n[1,2]" in one piece.
 _SPECIAL_RE = re.compile(r"[\[\], \t]")
 _SEPARATORS_RE = re.compile(r"[, \t]+")
-_RANGE_RE = re.compile(r"([0-9]+)(?:-([0-9]+))?")
+# what strtoul() reads: C-locale blanks, a sign, decimal digits
+_STRTOUL_RE = re.compile(r"[ \t\n\v\f\r]*([+-]?)([0-9]*)")
+# hostname_create() refuses names holding any of these
+_INVALID_NAME_RE = re.compile(r"[,\[\]\t ]")
 
-# libhostlist refuses a single bracket range of more hosts than this.
+_ULONG_MAX = 2**64 - 1
+# libhostlist refuses a single bracket range of more hosts than this ...
 _MAX_RANGE = 1 << 20
+# ... and a bracket list of more comma elements than this
+_MAX_RANGES = 10240
+# a plain host is copied into a 1024-byte buffer before it is parsed
+_MAX_TOKEN_BYTES = 1023
+# hostlist_nth() prints a host into a buffer of _POSIX_HOST_NAME_MAX + 16
+_NTH_BUFSIZE = 255 + 16
 
 HostlistLike = Union["Hostlist", str, Iterable[str]]
 
 
+class _DecodeError(ValueError):
+    """``hostlist_decode()`` failed; *errnum* is the errno it left."""
+
+    def __init__(self, why: str, errnum: int = errno.EINVAL):
+        super().__init__(why)
+        self.errnum = errnum
+
+
+def _strtoul(text: str) -> tuple[int, int]:
+    """Read *text* like C ``strtoul(text, &end, 10)``: (value, end index).
+
+    End index 0 means no number was found.  Out of range values saturate at
+    ULONG_MAX and a minus sign negates modulo 2**64, as in C.
+    """
+    m = _STRTOUL_RE.match(text)
+    sign, digits = m.groups()
+    if not digits:
+        return 0, 0
+    value = int(digits)
+    if value > _ULONG_MAX:
+        value = _ULONG_MAX
+    elif sign == "-":
+        value = -value % (_ULONG_MAX + 1)
+    return value, m.end()
+
+
+def _parse_range(element: str) -> tuple[int, int, int]:
+    """Parse one bracket element like libhostlist: (lo, hi, print width)."""
+    lo_text, dash, hi_text = element.partition("-")
+    if hi_text.startswith("-"):
+        raise _DecodeError(f"negative number in {element!r}")
+    lo, end = _strtoul(lo_text)
+    if end == 0:
+        raise _DecodeError(f"no number in {element!r}")
+    if hi_text:
+        hi, hi_end = _strtoul(hi_text)
+        if hi_end == 0 or hi_end != len(hi_text):
+            raise _DecodeError(f"bad range end in {element!r}")
+    else:
+        # "1-" reads as "1"; only here must the low number fill its text
+        hi = lo
+        if end != len(lo_text):
+            raise _DecodeError(f"bad number in {element!r}")
+    if lo > hi:
+        raise _DecodeError(f"range {element!r} descends")
+    count = (hi - lo + 1) & _ULONG_MAX  # unsigned long arithmetic
+    if count > _MAX_RANGE:
+        raise _DecodeError(
+            f"range {element!r} holds more than {_MAX_RANGE} hosts", errno.ERANGE
+        )
+    if count == 0:
+        # 0-ULONG_MAX: libhostlist keeps a range whose count wraps to 0,
+        # which a list of names cannot represent
+        raise _DecodeError(f"range {element!r} is too large to expand")
+    return lo, hi, len(lo_text.encode("utf-8", errors="surrogateescape"))
+
+
 def _tokens(text: str) -> list[str]:
-    """Split at top-level separators, checking that brackets balance."""
+    """Split at separators outside brackets, as libhostlist's next_tok()."""
     if "[" not in text and "]" not in text:
         return [t for t in _SEPARATORS_RE.split(text) if t]
     tokens: list[str] = []
-    depth = 0
+    depth = 0  # may go negative: a stray "]" keeps the next separator
     start = 0
     for m in _SPECIAL_RE.finditer(text):
         c = m.group()
         if c == "[":
             depth += 1
-            if depth > 1:
-                raise ValueError(f"invalid hostlist {text!r}: nested '['")
         elif c == "]":
             depth -= 1
-            if depth < 0:
-                raise ValueError(f"invalid hostlist {text!r}: unmatched ']'")
         elif depth == 0:
             if m.start() > start:
                 tokens.append(text[start : m.start()])
             start = m.end()
-    if depth:
-        raise ValueError(f"invalid hostlist {text!r}: unmatched '['")
     if start < len(text):
         tokens.append(text[start:])
     return tokens
 
 
-def _parse(text: str) -> tuple[list[str], list[int]]:
-    """Expand an RFC 29 string into host names and their prefix lengths.
+def _plain_host(token: str, names: list[str], splits: list[int]) -> None:
+    """Append a host given without brackets (libhostlist's append_host)."""
+    if len(token) > _MAX_TOKEN_BYTES // 4:
+        data = token.encode("utf-8", errors="surrogateescape")
+        if len(data) > _MAX_TOKEN_BYTES:
+            token = data[:_MAX_TOKEN_BYTES].decode("utf-8", errors="surrogateescape")
+    stem = token.rstrip(_DIGITS)
+    if len(token) - len(stem) >= 20 and int(token[len(stem) :]) > _ULONG_MAX:
+        return  # hostname_create() fails (ERANGE) and the host is dropped
+    names.append(token)
+    splits.append(len(stem))
 
-    For every host the returned split is the length of the part before its
-    numeric suffix, or the whole name's length when the host is to be
-    printed verbatim (no numeric suffix, or a suffix after brackets).
+
+def _decode_text(text: str) -> tuple[list[str], list[int]]:
+    """Expand a hostlist string (already cut at NUL) into names and splits.
+
+    For every host the split is the length of the part before its numeric
+    suffix, or the whole name's length when the host is to be printed
+    verbatim (no numeric suffix, or a suffix after brackets).  Raises
+    :class:`_DecodeError` where ``hostlist_decode()`` returns NULL.
     """
     names: list[str] = []
     splits: list[int] = []
     for token in _tokens(text):
         if "[" not in token:
-            names.append(token)
-            splits.append(len(token.rstrip(_DIGITS)))
+            if "]" in token:
+                raise _DecodeError(f"unmatched ']' in {token!r}")
+            _plain_host(token, names, splits)
             continue
         prefix, _, rest = token.partition("[")
+        if "]" not in rest:
+            raise _DecodeError(f"unmatched '[' in {token!r}")
         idlist, _, suffix = rest.partition("]")
-        if "[" in suffix or "]" in suffix:
-            raise ValueError(
-                f"invalid hostlist {text!r}: only one bracket list per host "
-                f"expression is supported, got {token!r}"
-            )
-        for element in idlist.split(","):
-            m = _RANGE_RE.fullmatch(element)
-            if m is None:
-                raise ValueError(
-                    f"invalid hostlist {text!r}: bad range {element!r} in {token!r}"
-                )
-            lo_text, hi_text = m.group(1), m.group(2)
-            lo = int(lo_text)
-            hi = lo if hi_text is None else int(hi_text)
-            if hi < lo:
-                raise ValueError(
-                    f"invalid hostlist {text!r}: range {element!r} descends"
-                )
-            if hi - lo + 1 > _MAX_RANGE:
-                raise ValueError(
-                    f"invalid hostlist {text!r}: range {element!r} holds more "
-                    f"than {_MAX_RANGE} hosts"
-                )
-            # the first number's printed width pads every id of its range
-            width = len(lo_text)
+        elements = idlist.split(",")
+        if len(elements) > _MAX_RANGES:
+            for element in elements[:_MAX_RANGES]:
+                _parse_range(element)
+            raise _DecodeError(f"more than {_MAX_RANGES} ranges in {token!r}")
+        for element in elements:
+            lo, hi, width = _parse_range(element)
             new = [f"{prefix}{n:0{width}d}{suffix}" for n in range(lo, hi + 1)]
             names.extend(new)
             if suffix:
@@ -122,6 +201,19 @@ def _parse(text: str) -> tuple[list[str], list[int]]:
             else:
                 splits.extend([len(prefix)] * len(new))
     return names, splits
+
+
+def _decode(arg: str) -> tuple[list[str], list[int]]:
+    """Decode a string as ``Hostlist(arg)`` does; ValueError on failure."""
+    if not arg.isascii():
+        # flux-python encodes strictly: UnicodeEncodeError, a ValueError
+        arg.encode("utf-8")
+    text = arg.partition("\0")[0] if "\0" in arg else arg  # C stops at NUL
+    try:
+        return _decode_text(text)
+    except _DecodeError as exc:
+        # flux-python: ValueError(f"Invalid hostlist: '{arg}'")
+        raise ValueError(f"Invalid hostlist: '{arg}' ({exc})") from None
 
 
 def _run_text(lo: int, hi: int, width: int) -> str:
@@ -183,33 +275,33 @@ class Hostlist:
     """An ordered list of host names, read and written as RFC 29 strings.
 
     ``Hostlist(arg)`` accepts a hostlist string (``"node[0-3,7]"``,
-    ``"n[001-010]"``, ``"a1,b[1-2]"``, ``"foo[1-3]-ib"``, ``""``), an
-    iterable of such strings, or another :class:`Hostlist` (copied).  A
-    malformed string raises :class:`ValueError` naming it; an argument of
-    the wrong type raises :class:`TypeError`.
+    ``"n[001-010]"``, ``"a1,b[1-2]"``, ``"foo[1-3]-ib"``, ``""``) or an
+    iterable of such strings, another :class:`Hostlist` included (each of
+    its names is decoded again, as flux-python does).  A string that does
+    not decode raises :class:`ValueError` naming it; an argument of the
+    wrong type, or an iterable holding a non-string, raises
+    :class:`TypeError`.
     """
 
-    __slots__ = ("_names", "_splits")
+    __slots__ = ("_names", "_splits", "__dict__")
 
     def __init__(self, arg: HostlistLike = "") -> None:
-        if isinstance(arg, Hostlist):
-            self._names, self._splits = list(arg._names), list(arg._splits)
-        elif isinstance(arg, str):
-            self._names, self._splits = _parse(arg)
+        if isinstance(arg, str):
+            self._names, self._splits = _decode(arg)
         elif isinstance(arg, Iterable):
             self._names, self._splits = [], []
             for hosts in arg:
                 if not isinstance(hosts, str):
                     raise TypeError(
-                        f"Hostlist() expected strings, got {type(hosts).__name__}"
+                        f"Hostlist(): expected string or Iterable, got "
+                        f"{type(hosts).__name__}"
                     )
-                names, splits = _parse(hosts)
+                names, splits = _decode(hosts)
                 self._names += names
                 self._splits += splits
         else:
             raise TypeError(
-                f"Hostlist() expected a string or iterable of strings, "
-                f"got {type(arg).__name__}"
+                f"Hostlist(): expected string or Iterable, got {type(arg).__name__}"
             )
 
     @classmethod
@@ -227,13 +319,35 @@ class Hostlist:
     def __len__(self) -> int:
         return len(self._names)
 
-    def __iter__(self) -> Iterator[str]:
-        return iter(list(self._names))
+    def __iter__(self) -> HostlistIterator:
+        return HostlistIterator(self)
 
     def __contains__(self, name: object) -> bool:
-        if not isinstance(name, str):
-            raise TypeError(f"Hostlist holds strings, not {type(name).__name__}")
-        return name in self._names
+        """Test membership with :meth:`find`: only "not found" is False."""
+        try:
+            self.find(name)  # type: ignore[arg-type]
+        except FileNotFoundError:
+            return False
+        return True
+
+    def _nth(self, i: int) -> str:
+        """Return host *i* as ``hostlist_nth()`` prints it."""
+        name = self._names[i]
+        if len(name) * 4 < _NTH_BUFSIZE:
+            return name
+        # libhostlist prints into a fixed buffer: a prefix that does not fit
+        # makes it return NULL, which flux-python then calls .decode() on;
+        # a number that does not fit is cut short
+        data = name.encode("utf-8", errors="surrogateescape")
+        k = self._splits[i]
+        prefix = name[:k].encode("utf-8", errors="surrogateescape")
+        prefix_len = len(prefix)
+        if prefix_len >= _NTH_BUFSIZE:
+            raise AttributeError(
+                "'NoneType' object has no attribute 'decode' (hostlist_nth() "
+                f"cannot print a host name of {len(data)} bytes)"
+            )
+        return data[: _NTH_BUFSIZE - 1].decode("utf-8")
 
     @overload
     def __getitem__(self, index: int) -> str: ...
@@ -243,27 +357,30 @@ class Hostlist:
 
     def __getitem__(self, index):
         """Index like a Python list: ``hl[0]``, ``hl[-1]`` give names;
-        ``hl[1:3]`` and ``hl[[0, 2]]`` give new Hostlists."""
+        ``hl[1:3]`` and ``hl[[0, 2]]`` give new Hostlists.
+
+        As in flux-python, a new Hostlist is built by appending each picked
+        name, so every name is decoded again.
+        """
         if isinstance(index, numbers.Integral):
             n = len(self._names)
-            i = int(index) + n if index < 0 else int(index)
-            if not 0 <= i < n:
-                raise IndexError("Hostlist index out of range")
-            return self._names[i]
+            i = n + index if index < 0 else index
+            if 0 <= i < n:
+                return self._nth(int(i))
+            raise IndexError("Hostlist index out of range")
         if isinstance(index, slice):
-            return Hostlist._of(self._names[index], self._splits[index])
-        if isinstance(index, Iterable) and not isinstance(index, str):
+            picked = Hostlist()
+            for n in range(len(self))[index]:
+                picked.append(self[n])
+            return picked
+        if isinstance(index, Iterable):
             picked = Hostlist()
             for n in index:
                 if not isinstance(n, numbers.Integral):
-                    raise TypeError(f"Invalid Hostlist index {n!r}")
-                i = int(n) + len(self) if n < 0 else int(n)
-                if not 0 <= i < len(self):
-                    raise IndexError("Hostlist index out of range")
-                picked._names.append(self._names[i])
-                picked._splits.append(self._splits[i])
+                    raise TypeError(f"Invalid Hostlist index '{n}'")
+                picked.append(self[n])
             return picked
-        raise TypeError("Hostlist index must be an integer, slice or iterable")
+        raise TypeError("Hostlist index must be integer or slice")
 
     def encode(self) -> str:
         """Return the compressed RFC 29 string, e.g. ``"node[0-3,7]"``."""
@@ -275,15 +392,16 @@ class Hostlist:
 
     def expand(self) -> list[str]:
         """Return the hosts as a list of names, in order."""
-        return list(self._names)
+        return list(self)
 
     def copy(self) -> Hostlist:
         """Return an independent copy."""
         return Hostlist._of(list(self._names), list(self._splits))
 
     def append(self, *args: HostlistLike) -> int:
-        """Add hosts to the end; each arg is anything :class:`Hostlist`
-        accepts.  Returns how many hosts were added."""
+        """Add hosts to the end; each arg is a Hostlist (copied as is) or
+        anything :class:`Hostlist` accepts.  Returns how many hosts were
+        added."""
         added = 0
         for arg in args:
             other = arg if isinstance(arg, Hostlist) else Hostlist(arg)
@@ -293,27 +411,43 @@ class Hostlist:
         return added
 
     def delete(self, hosts: HostlistLike) -> int:
-        """Remove the first occurrence of each host in *hosts*.
+        """Remove the first occurrence of each host in ``str(hosts)``.
 
-        A host named twice in *hosts* removes two occurrences.  Hosts that
-        are absent are ignored.  Returns how many hosts were removed.
+        As in flux-python, *hosts* is converted with :func:`str` and that
+        string decoded: a Hostlist or a hostlist string works, while a list
+        (whose ``str()`` is not a hostlist) raises :class:`OSError`
+        ``EINVAL``, as does any string that does not decode.  A host named
+        twice removes two occurrences; absent hosts are ignored.  Returns
+        the number of hosts removed, less one for each named host libflux
+        cannot look up (one holding a bracket).
         """
-        doomed = Counter(hosts if isinstance(hosts, Hostlist) else Hostlist(hosts))
+        data = c_string_arg(str(hosts), "hostlist_delete")
+        text = data.decode("utf-8", errors="surrogateescape")
+        try:
+            doomed_names, _ = _decode_text(text)
+        except _DecodeError as exc:
+            raise errno_error(exc.errnum) from None
+        result = 0
+        doomed: Counter[str] = Counter()
+        for name in doomed_names:
+            if _INVALID_NAME_RE.search(name):
+                result -= 1
+            else:
+                doomed[name] += 1
         if not doomed:
-            return 0
+            return result
         names: list[str] = []
         splits: list[int] = []
-        removed = 0
         # deleting the first occurrence k times equals dropping the first k
         for name, k in zip(self._names, self._splits, strict=True):
             if doomed.get(name):
                 doomed[name] -= 1
-                removed += 1
+                result += 1
             else:
                 names.append(name)
                 splits.append(k)
         self._names, self._splits = names, splits
-        return removed
+        return result
 
     def _sort_key(self, i: int) -> tuple:
         name, k = self._names[i], self._splits[i]
@@ -347,17 +481,22 @@ class Hostlist:
     def find(self, host: str) -> int:
         """Return the position of the first *host*.
 
-        Raises :class:`FileNotFoundError` if it is absent, as flux-python's
-        (errno ``ENOENT``) does.
+        Raises :class:`FileNotFoundError` (errno ``ENOENT``) if it is absent,
+        :class:`OSError` ``EINVAL`` for ``None`` or a name holding a comma,
+        blank, tab or bracket, and :class:`~._binding.InvalidArguments` (a
+        ValueError) for anything but a string or bytes, as flux-python's
+        ``hostlist_find()`` wrapper does.
         """
-        if not isinstance(host, str):
-            raise TypeError(f"Hostlist.find takes a string, not {type(host).__name__}")
+        data = c_string_arg(host, "hostlist_find")
+        if data is None:
+            raise errno_error(errno.EINVAL)
+        name = data.decode("utf-8", errors="surrogateescape")
+        if _INVALID_NAME_RE.search(name):
+            raise errno_error(errno.EINVAL)
         try:
-            return self._names.index(host)
+            return self._names.index(name)
         except ValueError:
-            raise FileNotFoundError(
-                errno.ENOENT, f"host '{host}' not in hostlist"
-            ) from None
+            raise errno_error(errno.ENOENT) from None
 
     def index(self, hosts: HostlistLike, ignore_nomatch: bool = False) -> list[int]:
         """Return the position of each host of *hosts*, in *hosts*' order.
@@ -372,18 +511,43 @@ class Hostlist:
             first.setdefault(name, pos)
         found: list[int] = []
         missing = Hostlist()
-        for name, k in zip(hosts._names, hosts._splits, strict=True):
+        for name in hosts:
+            if _INVALID_NAME_RE.search(name):
+                raise errno_error(errno.EINVAL)  # what find() raises
             if name in first:
                 found.append(first[name])
             else:
-                missing._names.append(name)
-                missing._splits.append(k)
+                missing.append(name)
         if missing and not ignore_nomatch:
             plural = "s" if len(missing) > 1 else ""
-            raise FileNotFoundError(
-                errno.ENOENT, f"host{plural} '{missing}' not found in hostlist"
-            )
+            # flux-python raises it with a message only (no errno)
+            raise FileNotFoundError(f"host{plural} '{missing}' not found")
         return found
+
+
+class HostlistIterator:
+    """Iterator over a :class:`Hostlist` by position, as flux-python's.
+
+    It reads the live list: hosts appended or deleted during the loop move
+    what the following steps return.
+    """
+
+    __slots__ = ("_hostlist", "_index")
+
+    def __init__(self, hostlist: Hostlist):
+        self._hostlist = hostlist
+        self._index = 0
+
+    def __iter__(self) -> HostlistIterator:
+        return self
+
+    def __next__(self) -> str:
+        hl = self._hostlist
+        if self._index < len(hl._names):
+            name = hl._nth(self._index)
+            self._index += 1
+            return name
+        raise StopIteration
 
 
 def decode(arg: HostlistLike) -> Hostlist:

@@ -2,8 +2,10 @@
 
 This module stands in for ``flux.idset`` when libflux is not available.  It
 offers the same public names and behaviour as the libflux-backed module of
-flux-python 0.88.0, so code written against it (the wheel's ``Rv1Set``,
-``Rv1Pool`` and friends, or a scheduler of your own) runs unchanged.
+flux-python 0.88.0, errors included, so code written against it (the
+wheel's ``Rv1Set``, ``Rv1Pool`` and friends, or a scheduler of your own)
+runs unchanged, and code that fails here fails the same way on a real
+broker.
 
 An :class:`IDset` is an unordered set of ids such as broker ranks or core
 indices.  Its string form lists the ids in ascending order, separated by
@@ -18,24 +20,46 @@ in square brackets::
 
 Parsing is as strict as libflux's ``idset_decode()``: ids must ascend with no
 repeats, carry no leading zeros, and a range must have ``hi > lo``.  Like
-libflux, empty elements (``"1,,2"``, a trailing comma) are skipped.
+libflux, empty elements (``"1,,2"``, a trailing comma) are skipped, the
+string ends at its first NUL, and a number too large for a C ``unsigned
+int`` is cut to its low 32 bits (so ``"4294967296"`` decodes as ``0``).
+
+What the binding does with odd arguments, and so what this module does:
+
+- ``IDset == x`` and :meth:`IDset.equal` raise :class:`TypeError` unless
+  *x* is an :class:`IDset`; a string or a list is never converted.
+- ``IDset(True)``, ``IDset([1.0])`` and ``IDset([1, 1])`` raise
+  :class:`ValueError`: the binding joins the items' ``str()`` with commas
+  and ``idset_decode()`` refuses the result.
+- :meth:`IDset.set` of an id libidset cannot hold raises :class:`OSError`
+  (``EINVAL`` for ``2**32 - 2`` and ``2**32 - 1``, ``ERANGE`` above
+  ``2**31 - 1``); an id of ``2**32`` or more given to :meth:`IDset.set`,
+  :meth:`IDset.clear`, :meth:`IDset.test` (so ``in``) or :meth:`IDset.next`
+  raises :class:`OverflowError`, as cffi does for an ``unsigned int``.
+- Encoding flags are not checked until a set is encoded: then a flag other
+  than ``IDSET_FLAG_RANGE``/``IDSET_FLAG_BRACKETS`` raises
+  :class:`RuntimeError` (``idset_encode()`` returns NULL) and a non-integer
+  raises :class:`TypeError`.
 """
 
 from __future__ import annotations
 
 import bisect
+import errno
 import functools
 import numbers
-import operator
 import re
 from collections.abc import Iterable, Iterator
 from typing import Union
+
+from mock_broker.flux_substitute._binding import c_int, c_uint, errno_error
 
 __all__ = [
     "IDSET_FLAG_BRACKETS",
     "IDSET_FLAG_RANGE",
     "IDSET_INVALID_ID",
     "IDset",
+    "IDsetIterator",
     "decode",
 ]
 
@@ -49,11 +73,12 @@ IDSET_FLAG_BRACKETS = 2
 #: Encoding flag: compress consecutive ids into ``lo-hi`` ranges.
 IDSET_FLAG_RANGE = 4
 
+_UINT_MAX = 2**32 - 1
+_ULONG_MAX = 2**64 - 1
 # libidset refuses to grow a set's universe past INT_MAX + 1 slots, so the
-# largest id real flux can hold is INT_MAX; staying inside that keeps sets
-# built here portable.
+# largest id real flux can hold is INT_MAX.
 _MAX_ID = 2**31 - 1
-_VALID_FLAGS = IDSET_FLAG_BRACKETS | IDSET_FLAG_RANGE
+_ENCODE_FLAGS = IDSET_FLAG_BRACKETS | IDSET_FLAG_RANGE
 
 # One comma-separated element: an id or a range.  ASCII digits only, and no
 # leading zero except for "0" itself (RFC 22).  A whole body is a comma list
@@ -65,67 +90,110 @@ _BODY_RE = re.compile(rf"(?:{_ELEMENT})?(?:,(?:{_ELEMENT})?)*")
 IDsetLike = Union["IDset", str, int, Iterable[int]]
 
 
-def _check_flags(flags: int) -> int:
-    if flags.__class__ is int and not flags & ~_VALID_FLAGS:
-        return flags
-    if not isinstance(flags, numbers.Integral) or flags & ~_VALID_FLAGS:
-        raise ValueError(
-            f"IDset flags must combine IDSET_FLAG_RANGE and IDSET_FLAG_BRACKETS, "
-            f"got {flags!r}"
+def _encode_flags(flags) -> int:
+    """Vet encoding *flags* the way ``idset_encode()`` receives them."""
+    # cffi converts the Python value to a C int: TypeError / OverflowError
+    value = c_int(flags)
+    if value & ~_ENCODE_FLAGS:
+        # libidset fails with EINVAL and returns NULL, and flux-python's
+        # ffi.string(NULL) raises RuntimeError
+        raise RuntimeError(
+            "cannot use string() on <cdata 'char *' NULL>: idset_encode() "
+            f"rejected flags {flags!r} (EINVAL); valid flags combine "
+            "IDSET_FLAG_RANGE and IDSET_FLAG_BRACKETS"
         )
-    return int(flags)
+    return value
 
 
-def _parse(text: str) -> tuple[list[int], list[int]]:
+def _decode(text: str) -> tuple[list[int], list[int]]:
     """Turn an RFC 22 string into sorted, disjoint, non-adjacent ranges."""
-    los, his = _parse_cached(text)
+    if not text.isascii():
+        # the binding encodes strictly: a lone surrogate raises
+        # UnicodeEncodeError (a ValueError) before libidset is reached
+        text.encode("utf-8")
+    if "\0" in text:
+        text = text.partition("\0")[0]  # C reads up to the first NUL
+    los, his = _decode_cached(text)
     return list(los), list(his)
 
 
 @functools.lru_cache(maxsize=8192)
-def _parse_cached(text: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+def _decode_cached(text: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
     # Schedulers parse the same few strings ("0-3", "0") over and over.
-    los, his = _parse_uncached(text)
+    los, his = _decode_uncached(text)
     return tuple(los), tuple(his)
 
 
-def _parse_uncached(text: str) -> tuple[list[int], list[int]]:
+def _invalid(text: str, why: str) -> ValueError:
+    # flux-python: ValueError(f"IDset(): Invalid argument: {arg}")
+    return ValueError(f"IDset(): Invalid argument: {text} ({why})")
+
+
+def _decode_uncached(text: str) -> tuple[list[int], list[int]]:
     body = text
     if len(body) >= 2 and body[0] == "[" and body[-1] == "]":
         body = body[1:-1]
     if "[" in body or "]" in body:
-        raise ValueError(f"invalid idset {text!r}: mismatched or nested brackets")
+        raise _invalid(text, "mismatched or nested brackets")
     # Validating the whole body with one regex keeps long rank lists fast;
     # only on failure is the culprit element hunted down for the message.
     if _BODY_RE.fullmatch(body) is None:
         bad = next(t for t in body.split(",") if t and not _ELEMENT_RE.fullmatch(t))
-        raise ValueError(f"invalid idset {text!r}: cannot parse {bad!r}")
-    los: list[int] = []
-    his: list[int] = []
-    prev = -1
+        raise _invalid(text, f"cannot parse {bad!r}")
+    pairs: list[tuple[int, int]] = []
+    maxid = -1
+    truncated = False
     for token in body.split(","):
         if not token:
             continue
         lo_text, dash, hi_text = token.partition("-")
-        lo = int(lo_text)
-        hi = int(hi_text) if dash else lo
-        if dash and hi <= lo:
-            raise ValueError(f"invalid idset {text!r}: range {token!r} does not ascend")
-        if lo <= prev:
-            raise ValueError(
-                f"invalid idset {text!r}: {token!r} repeats or is out of order"
-            )
-        if lo == prev + 1 and his:
-            his[-1] = hi
-        else:
-            los.append(lo)
-            his.append(hi)
-        prev = hi
-    if prev > _MAX_ID:
-        raise ValueError(
-            f"invalid idset {text!r}: {prev} exceeds the largest id {_MAX_ID}"
-        )
-    return los, his
+        number = int(lo_text)
+        if number > _ULONG_MAX:
+            raise _invalid(text, f"{token!r} overflows strtoul()")
+        lo = hi = number & _UINT_MAX  # libidset keeps it in an unsigned int
+        truncated = truncated or lo != number
+        if dash:
+            number = int(hi_text)
+            if number > _ULONG_MAX:
+                raise _invalid(text, f"{token!r} overflows strtoul()")
+            if number <= lo:
+                raise _invalid(text, f"range {token!r} does not ascend")
+            hi = number & _UINT_MAX
+            truncated = truncated or hi != number
+        if lo <= maxid:
+            raise _invalid(text, f"{token!r} repeats or is out of order")
+        # idset_range_set(): ids UINT_MAX - 1 and UINT_MAX are invalid, a
+        # range given high-to-low is swapped, and the set cannot grow past
+        # _MAX_ID
+        if lo >= IDSET_INVALID_ID or hi >= IDSET_INVALID_ID:
+            raise _invalid(text, f"{token!r} holds an invalid id")
+        a, b = (lo, hi) if lo <= hi else (hi, lo)
+        if b > _MAX_ID:
+            raise _invalid(text, f"{b} exceeds the largest id {_MAX_ID}")
+        pairs.append((a, b))
+        maxid = hi
+    if truncated:
+        # cut-down numbers can break the ascending order; sort so that
+        # _coalesce() sees the ranges in order (overlaps merge there)
+        pairs.sort()
+    return _coalesce(pairs)
+
+
+def _from_iterable(items: Iterable) -> tuple[list[int], list[int]]:
+    """Convert an iterable as flux-python does: sort, join with commas, decode."""
+    ids = sorted(items)  # a TypeError from mixed types propagates
+    if all(type(i) is int for i in ids) and (
+        not ids or (ids[0] >= 0 and ids[-1] <= _MAX_ID)
+    ):
+        # the common case, without building the string
+        for a, b in zip(ids, ids[1:], strict=False):
+            if a == b:
+                raise _invalid(
+                    ",".join(map(str, ids)), f"{a!r} repeats or is out of order"
+                )
+        return _coalesce((i, i) for i in ids)
+    # bools ("True"), floats ("1.0"), negative or huge ids, strings...
+    return _decode(",".join(str(i) for i in ids))
 
 
 def _size(los: list[int], his: list[int]) -> int:
@@ -146,79 +214,82 @@ def _coalesce(pairs: Iterable[tuple[int, int]]) -> tuple[list[int], list[int]]:
     return los, his
 
 
+def _valid_id(i: int) -> bool:
+    # libidset's valid_id(): UINT_MAX and IDSET_INVALID_ID are never ids
+    return i < IDSET_INVALID_ID
+
+
 class IDset:
     """A mutable set of non-negative integer ids (RFC 22).
 
     ``IDset(arg)`` accepts an RFC 22 string (``"1,3-5"``, ``"[0-3]"``,
-    ``""``), a single non-negative int, an iterable of distinct
-    non-negative ints, an iterable of RFC 22 strings (sorted, joined with
-    commas and decoded, as flux-python does), or another :class:`IDset`.
-    A malformed string, a repeated id or a negative id raises
-    :class:`ValueError`; an argument of the wrong type raises
-    :class:`TypeError`.
+    ``""``), a single int, an iterable, or another :class:`IDset`.  As in
+    flux-python, an int or iterable is converted through its string form:
+    the items are sorted, their ``str()`` joined with commas and decoded,
+    so an iterable of ints or of RFC 22 strings works, while a negative
+    id, a repeated id, a bool or a float raises :class:`ValueError`.  A
+    malformed string raises :class:`ValueError`; an argument of any other
+    type (``None``, a float) raises :class:`TypeError`.
 
     *flags* sets how :func:`str` renders the set (see :meth:`encode`); the
-    default gives ranges without brackets, e.g. ``"0-3,7"``.  Results of
-    :meth:`copy` and of the set operations always start with the default
-    flags, as with flux-python.
+    default gives ranges without brackets, e.g. ``"0-3,7"``.  Flags are
+    only checked when the set is encoded.  Results of :meth:`copy` and of
+    the set operations always start with the default flags, as with
+    flux-python.
     """
 
-    __slots__ = ("_lo", "_hi", "_count", "default_flags")
-    __hash__ = None  # type: ignore[assignment]  # mutable, like a set
+    __slots__ = ("_lo", "_hi", "_count", "_version", "default_flags", "__dict__")
+    __hash__ = None  # type: ignore[assignment]  # mutable, and defines __eq__
 
     def __init__(self, arg: IDsetLike = "", flags: int = IDSET_FLAG_RANGE) -> None:
-        self.default_flags = _check_flags(flags)
         if isinstance(arg, IDset):
+            # flux-python copies through str(arg), encoded with arg's flags
+            _encode_flags(arg.default_flags)
             los, his = list(arg._lo), list(arg._hi)
         elif isinstance(arg, str):
-            los, his = _parse(arg)
-        elif isinstance(arg, numbers.Integral) and not isinstance(arg, bool):
-            los, his = self._from_iterable([arg])
+            los, his = _decode(arg)
         elif isinstance(arg, Iterable):
-            los, his = self._from_iterable(arg)
+            los, his = _from_iterable(arg)
+        elif isinstance(arg, int):
+            los, his = _decode(str(arg))  # bool too: "True" is refused
         else:
-            raise TypeError(
-                f"IDset() expected an idset string or iterable of ints, "
-                f"got {type(arg).__name__}"
-            )
+            los, his = _decode(self._text_of(arg))
+        self.default_flags = flags
         self._lo: list[int] = los
         self._hi: list[int] = his
         self._count = _size(los, his)
+        self._version = 0
 
     @staticmethod
-    def _from_iterable(items: Iterable) -> tuple[list[int], list[int]]:
-        ids = list(items)
-        if ids and all(isinstance(item, str) for item in ids):
-            # flux-python decodes ",".join(sorted(items)), so an iterable of
-            # RFC 22 strings works: Rv1Set matches an RFC 31 "ranks"
-            # constraint, an array of idset strings, with IDset(array).
-            return _parse(",".join(sorted(ids)))
-        # plain ints are the norm; only vet element by element otherwise
-        if set(map(type, ids)) - {int}:
-            for n, item in enumerate(ids):
-                if isinstance(item, bool) or not isinstance(item, numbers.Integral):
-                    raise TypeError(f"IDset() ids must be integers, got {item!r}")
-                ids[n] = operator.index(item)
-        ids.sort()
-        if ids and (ids[0] < 0 or ids[-1] > _MAX_ID):
-            bad = ids[0] if ids[0] < 0 else ids[-1]
-            raise ValueError(f"invalid id {bad} for IDset()")
-        if len(set(ids)) != len(ids):
-            # flux-python hands the ids to idset_decode(), which rejects repeats
-            dup = next(a for a, b in zip(ids, ids[1:], strict=False) if a == b)
-            raise ValueError(f"IDset(): id {dup} appears more than once")
-        return _coalesce((i, i) for i in ids)
+    def _text_of(arg) -> str:
+        # flux-python passes arg.encode("utf-8") to idset_decode(), turning
+        # a missing encode() or a non-bytes result into TypeError
+        try:
+            data = arg.encode("utf-8")
+        except (TypeError, AttributeError):
+            data = None
+        if not isinstance(data, bytes):
+            raise TypeError(
+                "IDset() expected an idset string or iterable, got "
+                f"{type(arg).__name__}"
+            )
+        return data.decode("utf-8", errors="surrogateescape")
 
     @classmethod
     def _of(cls, los: list[int], his: list[int]) -> IDset:
         new = cls.__new__(cls)
         new.default_flags = IDSET_FLAG_RANGE
         new._lo, new._hi, new._count = los, his, _size(los, his)
+        new._version = 0
         return new
 
     @staticmethod
     def _coerce(arg: IDsetLike) -> IDset:
         return arg if isinstance(arg, IDset) else IDset(arg)
+
+    def _replace(self, other: IDset) -> None:
+        self._lo, self._hi, self._count = other._lo, other._hi, other._count
+        self._version += 1
 
     # -- container protocol -------------------------------------------------
 
@@ -232,14 +303,16 @@ class IDset:
         return self._count
 
     def __iter__(self) -> Iterator[int]:
-        # Walk a snapshot so that set()/clear() inside a loop cannot corrupt it.
-        for lo, hi in list(zip(self._lo, self._hi, strict=True)):
-            yield from range(lo, hi + 1)
+        """Iterate in ascending order over the live set, as flux-python's
+        ``IDsetIterator``: the next id is always looked up one step ahead,
+        so changes made by the loop body show up from the step after next.
+        """
+        return _walk(self, self.first(), self._version)
 
     def __setitem__(self, i: int, value: bool | int) -> None:
-        if isinstance(value, bool) or value in (0, 1):
+        if value in (0, 1):
             value = bool(value)
-        else:
+        if not isinstance(value, bool):
             raise TypeError(f"IDset item must be set to a bool or 0/1, not {value!r}")
         if value:
             self.set(i)
@@ -247,37 +320,47 @@ class IDset:
             self.clear(i)
 
     def __eq__(self, other: object) -> bool:
-        if not isinstance(other, IDset):
-            try:
-                other = IDset(other)  # type: ignore[arg-type]
-            except TypeError:
-                return NotImplemented
-            except ValueError:
-                return False
-        return self._lo == other._lo and self._hi == other._hi
+        # flux-python: __eq__ is equal(), which refuses anything but an IDset
+        return self.equal(other)  # type: ignore[arg-type]
 
     # -- queries ------------------------------------------------------------
 
-    def equal(self, idset: IDsetLike) -> bool:
-        """Return True if *idset* (or what it converts to) has the same ids."""
-        other = self._coerce(idset)
-        return self._lo == other._lo and self._hi == other._hi
+    def equal(self, idset: IDset) -> bool:
+        """Return True if *idset* holds the same ids.
+
+        Raises :class:`TypeError` if *idset* is not an :class:`IDset`: unlike
+        the set operations, flux-python converts nothing here.
+        """
+        if not isinstance(idset, IDset):
+            raise TypeError(
+                f"IDset.equal() and == take an IDset, not {type(idset).__name__}"
+            )
+        return self._lo == idset._lo and self._hi == idset._hi
 
     def set_flags(self, flags: int) -> None:
-        """Choose how :func:`str` renders this set from now on."""
-        self.default_flags = _check_flags(flags)
+        """Choose how :func:`str` renders this set from now on.
+
+        As in flux-python the flags are stored unchecked; :meth:`encode`
+        rejects invalid ones.
+        """
+        self.default_flags = flags
 
     @staticmethod
     def _check_index(i: int, name: str) -> int:
         if not isinstance(i, numbers.Integral):
-            raise TypeError(f"IDset.{name} takes integer ids, not {type(i).__name__}")
+            raise TypeError(f"IDset.{name} supports integers, not {type(i).__name__}")
         if i < 0:
-            raise ValueError(f"IDset.{name} got negative id {i}")
-        return int(i)
+            raise ValueError(f"negative index passed to IDset.{name}")
+        return i
 
     def test(self, i: int) -> bool:
-        """Return True if id *i* is in the set."""
-        i = self._check_index(i, "test")
+        """Return True if id *i* is in the set.
+
+        A non-integer raises TypeError, a negative id ValueError and an id
+        of ``2**32`` or more OverflowError, as with flux-python.
+        """
+        self._check_index(i, "test")
+        i = c_uint(i)  # cffi passes an unsigned int: OverflowError
         j = bisect.bisect_right(self._lo, i) - 1
         return j >= 0 and self._hi[j] >= i
 
@@ -287,7 +370,11 @@ class IDset:
 
     def expand(self) -> list[int]:
         """Return the ids as an ascending list."""
-        return list(self)
+        return [
+            i
+            for lo, hi in zip(self._lo, self._hi, strict=True)
+            for i in range(lo, hi + 1)
+        ]
 
     def first(self) -> int:
         """Return the smallest id, or IDSET_INVALID_ID if the set is empty."""
@@ -297,16 +384,25 @@ class IDset:
         """Return the largest id, or IDSET_INVALID_ID if the set is empty."""
         return self._hi[-1] if self._hi else IDSET_INVALID_ID
 
+    def _successor(self, want: int) -> tuple[int, int]:
+        """Return (smallest id >= *want* or IDSET_INVALID_ID, its range index)."""
+        j = bisect.bisect_right(self._lo, want) - 1
+        if j >= 0 and self._hi[j] >= want:
+            return want, j
+        if j + 1 < len(self._lo):
+            return self._lo[j + 1], j + 1
+        return IDSET_INVALID_ID, -1
+
     def next(self, i: int) -> int:
         """Return the smallest id greater than *i*, or IDSET_INVALID_ID.
 
-        *i* itself need not be in the set.
+        *i* itself need not be in the set.  As libidset computes ``i + 1``
+        in an unsigned int, ``next(2**32 - 1)`` wraps round to
+        :meth:`first`.
         """
-        want = self._check_index(i, "next") + 1
-        j = bisect.bisect_right(self._lo, want) - 1
-        if j >= 0 and self._hi[j] >= want:
-            return want
-        return self._lo[j + 1] if j + 1 < len(self._lo) else IDSET_INVALID_ID
+        self._check_index(i, "next")
+        i = c_uint(i)
+        return self._successor((i + 1) & _UINT_MAX)[0]
 
     def encode(self, flags: int | None = None) -> str:
         """Return the RFC 22 string for this set.
@@ -314,9 +410,11 @@ class IDset:
         *flags* defaults to the set's own (see :meth:`set_flags`).  With
         ``IDSET_FLAG_RANGE`` runs of consecutive ids become ``lo-hi``; with
         ``IDSET_FLAG_BRACKETS`` the string is bracketed, but only when it
-        holds two or more ids.  The empty set encodes as ``""``.
+        holds two or more ids.  The empty set encodes as ``""``.  Other
+        flag bits raise :class:`RuntimeError` and a non-integer
+        :class:`TypeError`, as with flux-python.
         """
-        flags = self.default_flags if flags is None else _check_flags(flags)
+        flags = _encode_flags(self.default_flags if flags is None else flags)
         parts: list[str] = []
         if flags & IDSET_FLAG_RANGE:
             for lo, hi in zip(self._lo, self._hi, strict=True):
@@ -336,22 +434,31 @@ class IDset:
     # -- mutation -----------------------------------------------------------
 
     def _span(self, start: int, end: int | None, name: str) -> tuple[int, int]:
-        start = self._check_index(start, name)
+        self._check_index(start, name)
         if end is None:
-            return start, start
-        end = self._check_index(end, name)
+            a = c_uint(start)
+            if not _valid_id(a):
+                raise errno_error(errno.EINVAL)
+            return a, a
+        self._check_index(end, name)
         if end < start:
-            raise ValueError(f"IDset.{name}: range end {end} is below start {start}")
-        return start, end
+            raise ValueError(f"can't set range with {start} > {end}")
+        a, b = c_uint(start), c_uint(end)
+        if not (_valid_id(a) and _valid_id(b)):
+            raise errno_error(errno.EINVAL)
+        return a, b
 
     def set(self, start: int, end: int | None = None) -> IDset:
         """Add id *start*, or every id from *start* to *end* inclusive.
 
-        Returns the set itself, so calls can be chained.
+        Returns the set itself, so calls can be chained.  Besides the
+        argument checks of :meth:`test`, an id libidset cannot hold raises
+        :class:`OSError`: ``EINVAL`` for ``2**32 - 2`` or ``2**32 - 1``,
+        ``ERANGE`` for any other id above ``2**31 - 1``.
         """
         a, b = self._span(start, end, "set")
         if b > _MAX_ID:
-            raise ValueError(f"IDset.set: id {b} exceeds the largest id {_MAX_ID}")
+            raise errno_error(errno.ERANGE)
         los, his = self._lo, self._hi
         # ranges touching [a, b], neighbours included, melt into one
         left = bisect.bisect_left(his, a - 1)
@@ -363,12 +470,15 @@ class IDset:
         los[left:right] = [a]
         his[left:right] = [b]
         self._count += b - a + 1 - removed
+        self._version += 1
         return self
 
     def clear(self, start: int, end: int | None = None) -> IDset:
         """Remove id *start*, or every id from *start* to *end* inclusive.
 
-        Ids that are not present are ignored.  Returns the set itself.
+        Ids that are not present are ignored.  Returns the set itself.  The
+        argument checks are those of :meth:`set`, except that a large id
+        is not an error.
         """
         a, b = self._span(start, end, "clear")
         los, his = self._lo, self._hi
@@ -387,18 +497,21 @@ class IDset:
         self._count += _size(keep_lo, keep_hi) - _size(los[left:right], his[left:right])
         los[left:right] = keep_lo
         his[left:right] = keep_hi
+        self._version += 1
         return self
 
     def add(self, arg: IDsetLike) -> IDset:
         """Add every id in *arg* (anything :class:`IDset` accepts); return self."""
-        merged = self.union(arg)
-        self._lo, self._hi, self._count = merged._lo, merged._hi, merged._count
+        self._replace(self.union(arg))
         return self
 
     def subtract(self, arg: IDsetLike) -> IDset:
-        """Remove every id in *arg* (anything :class:`IDset` accepts); return self."""
-        rest = self.difference(arg)
-        self._lo, self._hi, self._count = rest._lo, rest._hi, rest._count
+        """Remove every id in *arg* (anything :class:`IDset` accepts); return self.
+
+        *arg* is converted first, so a bad argument raises even when this
+        set is empty.
+        """
+        self._replace(self.difference(arg))
         return self
 
     # -- set algebra (new sets) ----------------------------------------------
@@ -421,12 +534,16 @@ class IDset:
         return IDset._of(los, his)
 
     def difference(self, *args: IDsetLike) -> IDset:
-        """Return a new set holding the ids of this set found in no arg."""
+        """Return a new set holding the ids of this set found in no arg.
+
+        Every arg is converted, as in flux-python, even once the result is
+        empty: ``IDset() - "foo"`` raises ValueError.
+        """
         los, his = list(self._lo), list(self._hi)
         for arg in args:
-            if not los:
-                break
             other = self._coerce(arg)
+            if not los:
+                continue
             # what is left is what also lies in the gaps of the other set
             starts = [0, *(hi + 1 for hi in other._hi)]
             ends = [*(lo - 1 for lo in other._lo), his[-1]]
@@ -443,6 +560,55 @@ class IDset:
     __and__ = intersect
     __iadd__ = add
     __isub__ = subtract
+
+
+def _walk(idset: IDset, cur: int, version: int) -> Iterator[int]:
+    """Yield the ids of *idset* from *cur* on, as flux-python's iterator does.
+
+    The live set is walked with the next id always in hand: each step looks
+    up the id after the one it is about to return, so ids added or removed
+    by the loop body show up from the step after next, and an id removed
+    just after it was looked up is still returned.  While the set is
+    unchanged the walk steps through its ranges directly.
+    """
+    if cur == IDSET_INVALID_ID:
+        return
+    j = 0  # index of the range holding cur, while version holds
+    while True:
+        if version == idset._version:
+            if cur < idset._hi[j]:
+                nxt = cur + 1
+            elif j + 1 < len(idset._lo):
+                j += 1
+                nxt = idset._lo[j]
+            else:
+                nxt = IDSET_INVALID_ID
+        else:
+            version = idset._version
+            nxt, j = idset._successor(cur + 1)
+        yield cur
+        if nxt == IDSET_INVALID_ID:
+            return
+        cur = nxt
+
+
+class IDsetIterator:
+    """Iterator over an :class:`IDset`, in ascending order, as flux-python's.
+
+    It walks the live set (see :meth:`IDset.__iter__`); the first id is
+    looked up when the iterator is made.
+    """
+
+    __slots__ = ("_walk",)
+
+    def __init__(self, idset: IDset):
+        self._walk = _walk(idset, idset.first(), idset._version)
+
+    def __iter__(self) -> IDsetIterator:
+        return self
+
+    def __next__(self) -> int:
+        return next(self._walk)
 
 
 def _intersect(
@@ -466,5 +632,5 @@ def _intersect(
 
 
 def decode(string: str) -> IDset:
-    """Parse an RFC 22 string into a new :class:`IDset`."""
+    """Parse an RFC 22 string into a new :class:`IDset` (as ``IDset(string)``)."""
     return IDset(string)

@@ -2,16 +2,26 @@
 
 A :class:`Message` carries its payload as the JSON text that would cross a
 real broker (``payload_str``) and decodes it on first use, so a payload a
-real broker could not carry (a ``set``, a ``float('nan')`` key...) fails at
-the sender, as it would in production.
+real broker could not carry fails at the sender.  For a value ``json.dumps``
+refuses (a ``set``...) flux-python fails there too; a ``float('nan')`` it
+would send as ``NaN``, which the receiving service then refuses (EPROTO).
+
+A message handed to a module's :class:`MessageWatcher` callback is, as in
+flux-python, a fresh :class:`Message` object over the delivered message,
+and behaves as flux-python's does: its ``payload`` is decoded anew on each
+access (mutating the returned dict changes nothing) and raises
+:class:`TypeError` when the message has no payload, as ``json.loads(None)``
+does.  The broker's own view of a message keeps returning None instead.
 """
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import json
 
 from mock_broker.flux_substitute import constants
+from mock_broker.flux_substitute._binding import errno_error
 from mock_broker.flux_substitute.watchers import Watcher
 
 _TYPE_NAMES = {
@@ -55,6 +65,7 @@ class Message:
         "flags",
         "sender",
         "request",
+        "_module_side",
     )
 
     def __init__(self, type_id=constants.FLUX_MSGTYPE_REQUEST, handle=None):
@@ -73,6 +84,8 @@ class Message:
         self.sender = ""
         #: For a response: the request it answers.
         self.request = None
+        # True for the object a module's message handler receives
+        self._module_side = False
 
     @classmethod
     def create(
@@ -96,9 +109,26 @@ class Message:
         """The "native" message pointer: the message itself."""
         return self
 
+    def _delivered_copy(self) -> Message:
+        """The object a module's message handler receives for this message."""
+        copy = Message.__new__(Message)
+        for name in Message.__slots__:
+            setattr(copy, name, getattr(self, name))
+        copy._payload = None
+        copy._module_side = True
+        return copy
+
     @property
     def payload(self):
-        """The decoded JSON payload (dict), or None if there is none."""
+        """The decoded JSON payload.
+
+        In a module's message handler this is ``json.loads(payload_str)``
+        on every access, as in flux-python, so a message without payload
+        raises :class:`TypeError`.  Elsewhere (the broker's side) the
+        decoded payload is cached and None stands for no payload.
+        """
+        if self._module_side:
+            return json.loads(self.payload_str)
         if self._payload is None and self.payload_str:
             self._payload = json.loads(self.payload_str)
         return self._payload
@@ -113,8 +143,14 @@ class Message:
         return msg_typestr(self.type)
 
     def decode(self):
-        """Return ``(topic, payload_str)``."""
-        return self.topic, self.payload_str
+        """Return ``(type, topic, payload_str)``, as flux-python does.
+
+        An error response raises :class:`OSError` with its errno (libflux's
+        ``flux_response_decode()`` fails with it).
+        """
+        if self.type == constants.FLUX_MSGTYPE_RESPONSE and self.errnum:
+            raise errno_error(self.errnum)
+        return self.type, self.topic, self.payload_str
 
     def __repr__(self) -> str:
         return f"Message({self.type_str} {self.topic!r} {self.payload_str})"
@@ -123,7 +159,10 @@ class Message:
 class MessageWatcher(Watcher):
     """Dispatch incoming messages whose type and topic match to *callback*.
 
-    The callback receives ``(flux_handle, type_mask, message, args)``.
+    The callback receives ``(flux_handle, watcher, message, args)``, the
+    watcher being this object, as in flux-python.  *topic_glob* must be a
+    string, bytes or None (None matches any topic); anything else raises
+    :class:`TypeError`.
     """
 
     def __init__(
@@ -136,6 +175,15 @@ class MessageWatcher(Watcher):
         rolemask=None,
         args=None,
     ):
+        if topic_glob is None:
+            topic_glob = "*"
+        elif isinstance(topic_glob, bytes):
+            topic_glob = topic_glob.decode("utf-8")
+        elif not isinstance(topic_glob, str):
+            # flux-python raises TypeError(errno.EINVAL, message) here
+            raise TypeError(
+                errno.EINVAL, f"Topic must be a string, not {type(topic_glob)}"
+            )
         self.type_mask = type_mask
         self.callback = callback
         self.topic_glob = topic_glob
@@ -161,4 +209,4 @@ class MessageWatcher(Watcher):
         return self
 
     def dispatch(self, msg: Message) -> None:
-        self.callback(self.flux_handle, self.type_mask, msg, self.args)
+        self.callback(self.flux_handle, self, msg._delivered_copy(), self.args)

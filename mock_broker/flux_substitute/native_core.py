@@ -96,16 +96,33 @@ class _Lib:
 
     @staticmethod
     def flux_job_kvs_key(buf: CharBuffer, bufsize: int, jobid: int, key) -> int:
-        from mock_broker.flux_substitute.jobid import JobID
+        """Write ``job.<dothex>[.<key>]`` into *buf*; return its length.
 
-        if isinstance(key, bytes):
-            key = key.decode()
-        path = JobID(jobid).kvs
-        text = f"{path}.{key}" if key else path
-        if len(text) + 1 > bufsize:
-            return -1  # the buffer is too small, as libflux's EOVERFLOW
-        buf.value = text.encode()
-        return 0
+        As libflux's, called straight through cffi: *jobid* must fit a
+        uint64_t and *bufsize* an int (else OverflowError or TypeError),
+        *key* must be bytes or None (a str is a TypeError), and -1 is
+        returned for a buffer that is too small (EOVERFLOW).
+        """
+        from mock_broker.flux_substitute._binding import c_int, c_uint64
+        from mock_broker.flux_substitute.jobid import id_encode
+
+        bufsize = c_int(bufsize)
+        jobid = c_uint64(jobid)
+        if key is not None and not isinstance(key, bytes):
+            raise TypeError(
+                "initializer for ctype 'char *' must be a bytes or list or "
+                f"tuple, not {type(key).__name__}"
+            )
+        if bufsize <= 0:
+            return -1  # EINVAL
+        data = id_encode(jobid, "kvs").encode()
+        if key is not None:
+            data += b"." + key.partition(b"\0")[0]
+        if len(data) >= bufsize:
+            buf.value = data[: bufsize - 1]  # snprintf() truncates
+            return -1  # EOVERFLOW
+        buf.value = data
+        return len(data)
 
 
 ffi = _FFI()

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import errno
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mock_broker.flux_substitute import hostlist
-from mock_broker.flux_substitute.hostlist import Hostlist
+from mock_broker.flux_substitute._binding import InvalidArguments
+from mock_broker.flux_substitute.hostlist import Hostlist, HostlistIterator
 
 HYPO = settings(derandomize=True, deadline=None, max_examples=200, database=None)
 
@@ -127,14 +130,15 @@ def test_prefix_given_in_brackets_is_kept():
         ("foo[x-y]", "x-y"),
         ("foo[0-1,2--5]", "2--5"),
         ("foo[1,,2]", "foo[1,,2]"),
-        ("foo[1-]", "1-"),  # libhostlist quietly reads this as foo1
-        ("foo[1, 2]", " 2"),
-        ("foo[1]-[2]", "foo[1]-[2]"),
+        ("foo[ ]", "foo[ ]"),
+        ("foo[1-2 ]", "1-2 "),
+        ("foo[1x]", "1x"),
         ("foo[0-1048576]", "0-1048576"),  # libhostlist's range size limit
     ],
 )
 def test_malformed_strings_name_the_offending_text(text, culprit):
-    with pytest.raises(ValueError) as err:
+    # binding: hostlist_decode() returns NULL -> ValueError("Invalid hostlist")
+    with pytest.raises(ValueError, match="Invalid hostlist") as err:
         Hostlist(text)
     assert culprit in str(err.value)
 
@@ -172,10 +176,9 @@ def test_find_contains_and_index():
     assert "n4" in hl and "n5" not in hl
     with pytest.raises(FileNotFoundError):
         hl.find("n5")
-    with pytest.raises(TypeError):
-        3 in hl  # noqa: B015
     assert hl.index("n[4,1],tst") == [5, 2, 0]
     assert hl.index(Hostlist("n9,n1"), ignore_nomatch=True) == [2]
+    assert hl.index(["n2", "tst0"]) == [3, 1]
     with pytest.raises(FileNotFoundError, match=r"n\[8-9\]"):
         hl.index("n[1,8-9]")
 
@@ -268,7 +271,7 @@ def test_delete_matches_list_remove(hosts, doomed):
             model.remove(name)
             removed += 1
     hl = Hostlist(hosts)
-    assert hl.delete(doomed) == removed
+    assert hl.delete(Hostlist(doomed)) == removed
     assert hl.expand() == model
 
 
@@ -305,3 +308,181 @@ def test_against_rv1set_usage():
     arg = "node[7,0]"
     wanted = arg if isinstance(arg, Hostlist) else Hostlist(arg)
     assert nodelist.index(wanted, ignore_nomatch=False) == [4, 0]
+
+
+# --- flux-python 0.88.0's libhostlist, quirks and errors included -----------
+
+
+@pytest.mark.parametrize(
+    "text, names",
+    [
+        # binding: parse_next_range() checks only that the high number
+        # fills its text, so "1-" is "1" and junk before a "-" is ignored
+        ("foo[1-]", ["foo1"]),
+        ("n[1x-3]", ["n01", "n02", "n03"]),
+        # strtoul() skips blanks and takes a sign; the width is the text's
+        ("foo[1, 2]", ["foo1", "foo02"]),
+        ("n[+1]", ["n01"]),
+        ("n[\t7-8]", ["n07", "n08"]),
+        # only the first bracket list is expanded; the rest is a suffix
+        ("foo[1]-[2]", ["foo1-[2]"]),
+        ("a[1-2]b[3]", ["a1b[3]", "a2b[3]"]),
+        # next_tok() counts brackets: a stray "]" keeps the next separator
+        ("a]b[1]", ["a]b1"]),
+        ("a]b,c[1]", ["a]b,c1"]),
+        # a bracket number past 64 bits saturates (strtoul), while a plain
+        # host whose suffix overflows is dropped (hostname_create fails)
+        ("n[99999999999999999999]", ["n18446744073709551615"]),
+        ("n99999999999999999999,n1", ["n1"]),
+        # C reads the string up to its first NUL
+        ("n1,n2\x00,n3", ["n1", "n2"]),
+    ],
+)
+def test_libhostlist_decoding_leniency(text, names):
+    assert Hostlist(text).expand() == names
+
+
+def test_bracket_element_limit():
+    # binding: parse_range_list() takes at most MAX_RANGES (10240) elements
+    def hosts(n):
+        return "n[" + ",".join(str(2 * i) for i in range(n)) + "]"
+
+    assert len(Hostlist(hosts(10240))) == 10240
+    with pytest.raises(ValueError, match="Invalid hostlist"):
+        Hostlist(hosts(10241))
+
+
+def test_unencodable_text():
+    # binding: arg.encode("utf-8") -> UnicodeEncodeError (a ValueError)
+    with pytest.raises(UnicodeEncodeError):
+        Hostlist("n1,\ud800")
+    with pytest.raises(UnicodeEncodeError):
+        Hostlist(["n1", "\ud800"])
+
+
+@pytest.mark.parametrize("name", [None, "n1,n2", "n[1-2]", "a b", "x\ty", "]"])
+def test_find_refuses_what_hostname_create_refuses(name):
+    # binding: hostlist_find() fails with EINVAL for NULL or a name holding
+    # ",[]\t " -> OSError, which __contains__ does not catch
+    hl = Hostlist("n[1-2]")
+    for call in (hl.find, hl.__contains__):
+        with pytest.raises(OSError) as err:
+            call(name)
+        assert err.value.errno == errno.EINVAL
+        assert not isinstance(err.value, FileNotFoundError)
+
+
+@pytest.mark.parametrize("name", [3, 1.5, Hostlist("n1"), ["n1"], object()])
+def test_find_with_a_non_string(name):
+    # binding: cffi cannot pass it as char * (TypeError), which
+    # flux.wrapper re-raises as InvalidArguments, a ValueError
+    hl = Hostlist("n[1-2]")
+    with pytest.raises(InvalidArguments):
+        name in hl  # noqa: B015
+    with pytest.raises(ValueError):
+        hl.find(name)
+
+
+def test_find_takes_bytes_and_stops_at_nul():
+    # binding: bytes pass to char * as they are; C stops at the first NUL
+    hl = Hostlist("n[1-2]")
+    assert hl.find(b"n2") == 1 and b"n1" in hl
+    assert hl.find("n2\x00junk") == 1
+    # binding: not found is ENOENT -> FileNotFoundError -> False for "in"
+    assert "" not in hl and "n3" not in hl
+    with pytest.raises(FileNotFoundError) as err:
+        hl.find("n3")
+    assert err.value.errno == errno.ENOENT
+
+
+def test_delete_decodes_str_of_its_argument():
+    # binding: delete() passes str(hosts) to hostlist_delete()
+    hl = Hostlist("5,n[1-3],None")
+    assert hl.delete(5) == 1 and hl.delete(None) == 1
+    assert hl.delete(Hostlist("n[1-2]")) == 2
+    assert str(hl) == "n3"
+    # str(["n3"]) is "['n3']", which does not decode: EINVAL -> OSError
+    with pytest.raises(OSError) as err:
+        hl.delete(["n3"])
+    assert err.value.errno == errno.EINVAL
+    with pytest.raises(OSError) as err:
+        hl.delete("n[3")
+    assert err.value.errno == errno.EINVAL
+    # a range past libhostlist's size limit fails with ERANGE
+    with pytest.raises(OSError) as err:
+        hl.delete("n[0-1048576]")
+    assert err.value.errno == errno.ERANGE
+    assert str(hl) == "n3"
+
+
+def test_delete_counts_names_it_cannot_look_up_as_minus_one():
+    # binding: hostlist_delete_host() returns -1 for a name holding a
+    # bracket (hostname_stack_create fails) and hostlist_delete() adds it up
+    hl = Hostlist("a1,n1")
+    assert hl.delete("a[1]b[2]") == -1
+    assert hl.delete("a[1]b[2],n1") == 0
+    assert str(hl) == "a1"
+
+
+def test_index_error_carries_only_a_message():
+    # binding: index() raises FileNotFoundError(message), without errno
+    with pytest.raises(FileNotFoundError, match="host 'n9' not found") as err:
+        Hostlist("n1").index("n9")
+    assert err.value.errno is None
+
+
+def test_new_hostlists_decode_each_name_again():
+    # binding: slices, index lists and Hostlist(hostlist) append the names
+    # one by one, so each name is decoded on its own
+    hl = Hostlist("f00[1-3]")
+    assert str(hl) == "f00[1-3]"
+    assert str(hl.copy()) == "f00[1-3]"  # hostlist_copy() keeps the ranges
+    assert str(hl[0:2]) == "f[001-002]"
+    assert str(hl[[2, 0]]) == "f[003,001]"
+    assert str(Hostlist(hl)) == "f[001-003]"
+    odd = Hostlist("a[1]b[2]")
+    assert odd.expand() == ["a1b[2]"] and Hostlist(odd).expand() == ["a1b2"]
+
+
+def test_index_by_iterable():
+    hl = Hostlist("n[0-3]")
+    # binding: any iterable of ints works, and "" is an empty iterable
+    assert str(hl[""]) == "" and str(hl[range(1, 3)]) == "n[1-2]"
+    with pytest.raises(TypeError):
+        hl["n1"]
+    with pytest.raises(IndexError):
+        hl[[0, 4]]
+
+
+def test_long_names():
+    # binding: hostlist_nth() prints into a 271-byte buffer; a name or
+    # prefix that does not fit gives NULL, on which flux-python calls
+    # .decode() (AttributeError); a number that does not fit is cut short
+    long_plain = Hostlist("x" * 271)
+    assert len(long_plain) == 1 and str(long_plain) == "x" * 271
+    with pytest.raises(AttributeError):
+        long_plain[0]
+    with pytest.raises(AttributeError):
+        list(long_plain)
+    assert Hostlist("x" * 270)[0] == "x" * 270
+    assert Hostlist("y" * 265 + "[1234567-1234568]")[1] == "y" * 265 + "12345"
+
+
+def test_iteration_reads_the_live_list_by_position():
+    # binding: HostlistIterator indexes the live list with a counter
+    hl = Hostlist("a,b,c,d")
+    assert isinstance(iter(hl), HostlistIterator)
+    seen = []
+    for name in hl:
+        seen.append(name)
+        if name == "a":
+            hl.delete("b")
+        if name == "d":
+            hl.append("e")
+    assert seen == ["a", "c", "d", "e"]
+
+
+def test_hostlist_objects_take_attributes():
+    hl = Hostlist("n1")
+    hl.note = "mine"
+    assert hl.note == "mine"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -12,6 +14,7 @@ from mock_broker.flux_substitute.idset import (
     IDSET_FLAG_RANGE,
     IDSET_INVALID_ID,
     IDset,
+    IDsetIterator,
 )
 
 ALL_FLAGS = [
@@ -39,6 +42,7 @@ def test_rfc22_plain_ranged_and_bracketed_forms_agree():
     # be written as hyphenated ranges; the whole may sit in square brackets.
     plain = IDset("1,2,3,5,6,42")
     assert plain == IDset("1-3,5-6,42") == IDset("[1-3,5-6,42]")
+    assert plain.equal(IDset("1-3,5-6,42"))
     assert list(plain) == [1, 2, 3, 5, 6, 42]
     assert str(plain) == "1-3,5-6,42"
 
@@ -47,7 +51,8 @@ def test_rfc22_plain_ranged_and_bracketed_forms_agree():
     "text", ["01", "00", "1,02", "[007]"], ids=lambda t: f"leading-zero:{t}"
 )
 def test_rfc22_rejects_leading_zeros(text):
-    with pytest.raises(ValueError, match="invalid idset"):
+    # binding: idset_decode() returns NULL -> ValueError("IDset(): Invalid ...")
+    with pytest.raises(ValueError, match="Invalid argument"):
         IDset(text)
 
 
@@ -117,9 +122,20 @@ def test_malformed_strings_name_the_offending_text(text, culprit):
     assert culprit in str(err.value)
 
 
-@pytest.mark.parametrize("arg", [1.5, None, object(), True, [1, 2.0]])
+@pytest.mark.parametrize("arg", [1.5, None, object(), 2 + 0j])
 def test_wrong_types_raise_type_error(arg):
+    # binding: neither iterable nor int, so arg.encode("utf-8") fails with
+    # AttributeError, which IDset() re-raises as TypeError
     with pytest.raises(TypeError):
+        IDset(arg)
+
+
+@pytest.mark.parametrize("arg", [True, False, [1, 2.0], [True], [-1], ["a"]])
+def test_ints_and_iterables_go_through_their_string_form(arg):
+    # binding: an int becomes str(arg) and an iterable
+    # ",".join(str(i) for i in sorted(arg)), which idset_decode() refuses
+    # ("True", "1,2.0", "-1"...) -> ValueError, not TypeError
+    with pytest.raises(ValueError, match="Invalid argument"):
         IDset(arg)
 
 
@@ -127,26 +143,31 @@ def test_other_argument_kinds():
     assert IDset(5).expand() == [5]
     assert IDset([3, 1, 2]).expand() == [1, 2, 3]
     assert IDset({9, 0}).expand() == [0, 9]
-    assert IDset(range(4)) == "0-3"
+    assert str(IDset(range(4))) == "0-3"
     original = IDset("1-4")
     clone = IDset(original)
     clone.clear(1)
-    assert original == "1-4"
+    assert str(original) == "1-4"
     with pytest.raises(ValueError):
         IDset(-1)
     with pytest.raises(ValueError, match="-2"):
         IDset([1, -2])
     # flux-python joins the ids into a string for idset_decode(), which
     # refuses repeats, so a list with a repeat is rejected here too
-    with pytest.raises(ValueError, match="more than once"):
+    with pytest.raises(ValueError, match="1,1"):
         IDset([1, 1])
 
 
 def test_largest_id():
     top = 2**31 - 1
     assert IDset(str(top)).last() == top
-    with pytest.raises(ValueError):
+    assert IDset().set(top).last() == top
+    # binding: idset_set() cannot grow the set past INT_MAX + 1 slots and
+    # fails with ERANGE, which flux.wrapper raises as OSError
+    with pytest.raises(OSError) as err:
         IDset().set(top + 1)
+    assert err.value.errno == errno.ERANGE
+    assert not isinstance(err.value, ValueError)
 
 
 # --- encoding -----------------------------------------------------------------
@@ -181,10 +202,14 @@ def test_default_flags_and_set_flags():
     # as in flux-python, derived sets start over with the default flags
     assert str(ids.copy()) == "0-3,5"
     assert str(ids | "9") == "0-3,5,9"
-    with pytest.raises(ValueError):
+    # binding: idset_encode() refuses other flags (EINVAL, NULL) and
+    # ffi.string(NULL) raises RuntimeError; set_flags() stores them unchecked
+    with pytest.raises(RuntimeError):
         ids.encode(8)
-    with pytest.raises(ValueError):
-        ids.set_flags(1)
+    ids.set_flags(1)
+    with pytest.raises(RuntimeError):
+        str(ids)
+    assert repr(ids) == "IDset('0-3,5')"  # repr passes its own flags
 
 
 # --- single ids and ranges ----------------------------------------------------
@@ -198,7 +223,7 @@ def test_set_clear_and_item_access():
     ids[3] = 0
     assert ids.expand() == [0, 1, 2, 5, 10]
     assert ids[5] and not ids[4]
-    assert 10 in ids and 11 not in ids and 10**12 not in ids
+    assert 10 in ids and 11 not in ids and 2**32 - 1 not in ids
     ids.clear(1, 100)
     assert ids.expand() == [0]
     ids.clear(7)  # absent: ignored
@@ -245,36 +270,71 @@ def test_iteration_is_ascending_and_survives_mutation():
     assert len(ids) == 0 and not ids
 
 
+def test_iteration_walks_the_live_set_one_id_ahead():
+    # binding: IDsetIterator keeps the next id (pimpl.next(result)) in hand
+    # and asks the live set for the one after it at each step
+    ids = IDset("0-9")
+    seen = []
+    for i in ids:
+        seen.append(i)
+        if i == 2:
+            ids.clear(3, 4)  # 3 was already looked up: still returned
+            ids.set(20)  # added ahead: returned
+        if i == 6:
+            ids.clear(8)  # not looked up yet: skipped
+    assert seen == [0, 1, 2, 3, 5, 6, 7, 9, 20]
+    # the exported class behaves alike; it looks up the first id at once
+    ids = IDset("0-3")
+    it = IDsetIterator(ids)
+    ids.clear(0)
+    ids.set(7)
+    assert list(it) == [0, 1, 2, 3, 7]
+    assert list(iter(IDset())) == [] and list(IDsetIterator(IDset())) == []
+
+
 # --- set algebra --------------------------------------------------------------
 
 
 def test_set_algebra():
     a = IDset("0-5")
-    assert a.union("4-8", [20]) == "0-8,20"
-    assert a.intersect("3-9", IDset("0-4")) == "3-4"
-    assert a.difference("1", [3, 4]) == "0,2,5"
-    assert a + "6" == a | [6] == "0-6"
-    assert a - "0-2" == "3-5"
-    assert a & "5-7" == "5"
-    assert a == "0-5"  # none of the above touched a
+    assert str(a.union("4-8", [20])) == "0-8,20"
+    assert str(a.intersect("3-9", IDset("0-4"))) == "3-4"
+    assert str(a.difference("1", [3, 4])) == "0,2,5"
+    assert str(a + "6") == str(a | [6]) == "0-6"
+    assert a + "6" == a | [6]
+    assert str(a - "0-2") == "3-5"
+    assert str(a & "5-7") == "5"
+    assert str(a) == "0-5"  # none of the above touched a
     b = a
     b += "10"
     b -= [0]
-    assert b is a and a == "1-5,10"
+    assert b is a and str(a) == "1-5,10"
     assert a.add("0").subtract(IDset("10")) is a
-    assert a == "0-5"
+    assert str(a) == "0-5"
 
 
 def test_equality_and_hashing():
-    assert IDset("1-3") == [1, 2, 3]
-    assert IDset("1-3") == "[1-3]"
+    assert IDset("1-3") == IDset([1, 2, 3]) == IDset("[1-3]")
     assert IDset("1-3").equal(IDset("1,2,3"))
-    assert IDset("4") == 4
-    assert IDset("1") != "2"
-    assert IDset("1") != "not an idset"
-    assert IDset() != None  # noqa: E711
+    assert IDset("4") != IDset("5")
+    assert not IDset("1").equal(IDset())
     with pytest.raises(TypeError):
         hash(IDset())
+
+
+@pytest.mark.parametrize("other", ["1-3", "[1-3]", [1, 2, 3], 4, None, "junk"])
+def test_equality_with_a_non_idset_raises_type_error(other):
+    # binding: IDset.__eq__ is equal(), which raises TypeError unless its
+    # argument is an IDset (nothing is converted, not even a valid string)
+    ids = IDset("1-3")
+    with pytest.raises(TypeError):
+        ids == other  # noqa: B015
+    with pytest.raises(TypeError):
+        ids != other  # noqa: B015
+    with pytest.raises(TypeError):
+        other == ids  # noqa: B015  (the reflected __eq__ raises too)
+    with pytest.raises(TypeError):
+        ids.equal(other)
 
 
 # --- properties ---------------------------------------------------------------
@@ -376,3 +436,160 @@ def test_list_of_idset_strings_decodes_like_flux_python():
     # RFC 31 "ranks" constraints are arrays of idset strings; flux-python
     # decodes them sorted and comma-joined.
     assert str(IDset(["12", "0-1"])) == "0-1,12"
+
+
+# --- errors and edge cases as flux-python 0.88.0's binding has them ----------
+
+
+@pytest.mark.parametrize("bad", ["foo", "1-", [-1], 42.0, None])
+def test_set_operations_convert_their_argument_even_on_an_empty_set(bad):
+    # binding: subtract()/difference()/union()/intersect() run IDset(arg)
+    # on every non-IDset argument before calling libidset, whatever self is
+    error = TypeError if isinstance(bad, float) or bad is None else ValueError
+    for ids in (IDset(), IDset("0-3")):
+        with pytest.raises(error):
+            ids - bad  # noqa: B018
+        with pytest.raises(error):
+            ids.subtract(bad)
+        with pytest.raises(error):
+            ids.difference("1", bad)
+        with pytest.raises(error):
+            ids.union(bad)
+        with pytest.raises(error):
+            ids & bad  # noqa: B018
+        with pytest.raises(error):
+            ids.add(bad)
+
+
+def test_ids_libidset_cannot_hold():
+    ids = IDset("1")
+    # binding: idset_set()/idset_clear() refuse UINT_MAX - 1 and UINT_MAX
+    # (valid_id()) with EINVAL -> OSError from flux.wrapper
+    for bad in (IDSET_INVALID_ID, 2**32 - 1):
+        for call in (ids.set, ids.clear, lambda i: ids.set(0, i)):
+            with pytest.raises(OSError) as err:
+                call(bad)
+            assert err.value.errno == errno.EINVAL
+    # binding: ids past INT_MAX cannot be set (ERANGE) but clearing them is
+    # a no-op, as libidset's idset_clear() ignores ids beyond the universe
+    with pytest.raises(OSError) as err:
+        ids.set(2**31, 2**31 + 5)
+    assert err.value.errno == errno.ERANGE
+    assert ids.clear(2**31) is ids and ids.clear(0, 2**32 - 3) is ids
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda ids: ids.set(2**32),
+        lambda ids: ids.set(0, 2**32),
+        lambda ids: ids.clear(2**32),
+        lambda ids: ids.test(2**32),
+        lambda ids: 2**40 in ids,
+        lambda ids: ids[2**32],
+        lambda ids: ids.next(2**32),
+    ],
+)
+def test_ids_past_unsigned_int_overflow(call):
+    # binding: cffi converts the id to a C unsigned int -> OverflowError
+    with pytest.raises(OverflowError):
+        call(IDset("1"))
+
+
+def test_argument_checks_come_before_the_c_call():
+    ids = IDset("1")
+    # binding: _check_index() runs on both ends before cffi sees either
+    with pytest.raises(TypeError):
+        ids.set(2**32, "x")
+    with pytest.raises(ValueError):
+        ids.set(2**32, -1)
+    with pytest.raises(ValueError, match="5 > 4"):
+        ids.set(5, 4)
+    # binding: __setitem__ checks the value first (0/1 or a bool)
+    with pytest.raises(TypeError):
+        ids["x"] = 2
+    ids[3] = 1.0  # 1.0 in (0, 1): accepted as True
+    assert str(ids) == "1,3"
+
+
+def test_next_wraps_like_an_unsigned_int():
+    ids = IDset("3,5")
+    # binding: idset_next() looks from id + 1 in an unsigned int, so the
+    # largest unsigned int wraps round to the first id
+    assert ids.next(2**32 - 1) == 3
+    assert ids.next(IDSET_INVALID_ID) == IDSET_INVALID_ID
+    assert IDset().next(2**32 - 1) == IDSET_INVALID_ID
+
+
+@pytest.mark.parametrize(
+    "text, ids",
+    [
+        # binding: strtoul() reads 64 bits, libidset keeps an unsigned int
+        ("4294967296", [0]),
+        ("4294967299", [3]),
+        ("0-4294967297", [0, 1]),
+        # a high-to-low range after truncation is swapped by range_set()
+        ("5-4294967297", [1, 2, 3, 4, 5]),
+        ("5-4294967297,3", [1, 2, 3, 4, 5]),
+        # C reads the string up to its first NUL
+        ("1-2\x00,junk", [1, 2]),
+    ],
+)
+def test_decode_quirks_of_libidset(text, ids):
+    assert IDset(text).expand() == ids
+
+
+@pytest.mark.parametrize(
+    "text", ["18446744073709551616", "4294967294", "4294967295", "0-4294967294"]
+)
+def test_decode_refuses_what_libidset_refuses(text):
+    # binding: strtoul() overflow, or ids UINT_MAX - 1 / UINT_MAX
+    with pytest.raises(ValueError, match="Invalid argument"):
+        IDset(text)
+
+
+def test_huge_ints_in_an_iterable_are_truncated_too():
+    # binding: the ints are joined into a string for idset_decode()
+    assert IDset([2**32 + 7]).expand() == [7]
+    assert IDset(2**32).expand() == [0]
+
+
+def test_non_ascii_strings():
+    # binding: arg.encode("utf-8") fails on a lone surrogate with
+    # UnicodeEncodeError, a ValueError, before libidset is called
+    with pytest.raises(UnicodeEncodeError):
+        IDset("1,\ud800")
+
+
+@pytest.mark.parametrize("flags", [1, 8, -1, 16 | IDSET_FLAG_RANGE])
+def test_flags_are_checked_only_when_encoding(flags):
+    # binding: __init__/set_flags() store the flags; idset_encode() refuses
+    # them (EINVAL, NULL) and ffi.string(NULL) raises RuntimeError
+    ids = IDset("1-3", flags=flags)
+    assert len(ids) == 3 and repr(ids) == "IDset('1-3')"
+    with pytest.raises(RuntimeError):
+        str(ids)
+    with pytest.raises(RuntimeError):
+        IDset("1-3").encode(flags)
+    # binding: IDset(an_idset) copies through str(an_idset)
+    with pytest.raises(RuntimeError):
+        IDset(ids)
+
+
+@pytest.mark.parametrize(
+    "flags, error", [("x", TypeError), (1.0, TypeError), (None, TypeError)]
+)
+def test_flags_of_the_wrong_type(flags, error):
+    # binding: cffi cannot pass the flags as a C int -> TypeError
+    ids = IDset("1-3", flags=flags)
+    with pytest.raises(error):
+        str(ids)
+    with pytest.raises(OverflowError):
+        ids.encode(2**31)
+
+
+def test_idset_objects_take_attributes():
+    # binding: IDset is a plain Python class (a WrapperPimpl)
+    ids = IDset("1")
+    ids.note = "mine"
+    assert ids.note == "mine"
