@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import copy
 import errno
+import json
 
 from flux.idset import IDset
 from flux.job import JobID
@@ -106,9 +107,21 @@ class JobManager:
         userid: int = 1000,
         release: list | None = None,
     ) -> int:
-        """Submit a job; it enters SCHED at once. Returns its id."""
+        """Submit a job; it enters SCHED at once. Returns its id.
+
+        *jobspec* may be any JSON value (a scheduler must deny what it
+        cannot use), but it must be one a real broker can carry.
+
+        Raises:
+            ValueError: the urgency is outside 0-31, or the jobspec is not
+                JSON (NaN, infinity, non-string keys, other types).
+        """
         if not 0 <= urgency <= 31:
             raise ValueError(f"urgency {urgency} is outside 0-31")
+        try:
+            json.dumps(jobspec, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"jobspec cannot travel in a message: {exc}") from exc
         job = Job(
             id=self._new_id(),
             jobspec=jobspec,

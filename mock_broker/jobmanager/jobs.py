@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from flux.idset import IDset
@@ -60,9 +61,18 @@ class Job:
 
     @property
     def duration(self) -> float:
-        system = (self.jobspec.get("attributes") or {}).get("system") or {}
-        value = system.get("duration", 0)
-        return float(value) if isinstance(value, (int, float)) else 0.0
+        """The jobspec's time limit in seconds, or 0 (none) when the
+        jobspec does not give a usable one (the job-manager model runs
+        hostile jobspecs too: the scheduler, not the model, must deny them)."""
+        system = _mapping(_mapping(self.jobspec).get("attributes")).get("system")
+        value = _mapping(system).get("duration", 0)
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return 0.0
+        return float(value) if 0 < value < math.inf else 0.0
+
+
+def _mapping(value) -> dict:
+    return value if isinstance(value, dict) else {}
 
 
 def job_order(job: Job) -> tuple:

@@ -114,6 +114,7 @@ class MockBroker:
         self._instant = (self.clock.now, 0)
         #: The traceback of the last module that exited with an error.
         self.last_exit_traceback = ""
+        self._last_scheduler: tuple[str, str, list[str]] | None = None
         self._events: list[tuple[float, int, Callable[[], None]]] = []
         self._seq = itertools.count()
         self._matchtags = itertools.count(1)
@@ -171,6 +172,7 @@ class MockBroker:
             raise ModuleLoadError(f"{spec.name}: module is already loaded")
         link = ModuleLink(self, spec, list(args))
         self.modules[spec.name] = link
+        self._last_scheduler = (spec.source, spec.name, list(args))
         self.transcript.note("event", "broker", f"module load {spec.name} {args!r}")
         with self.clock.active():
             link.start()
@@ -193,8 +195,18 @@ class MockBroker:
             self._module_exited(link)
 
     def restart_scheduler(self, args: Iterable[str] | None = None) -> ModuleLink:
-        """Unload the scheduler and load it again (hello replay follows)."""
-        link = self._module(None)
+        """Unload the scheduler and load it again (hello replay follows).
+
+        A scheduler that has exited (crashed) is loaded again the same way,
+        as ``flux module reload`` would.
+        """
+        try:
+            link = self._module(None)
+        except KeyError:
+            if self._last_scheduler is None:
+                raise
+            source, name, old_args = self._last_scheduler
+            return self.load(source, old_args if args is None else list(args), name)
         source, name = link.spec.source, link.name
         args = link.args if args is None else list(args)
         if link.state != "exited":

@@ -349,3 +349,39 @@ def test_scheduler_restart_exception_when_hello_cannot_take_R_back(make_broker):
     assert b.jobs.job(kept).result == "completed"
     assert allocated(b) == []
     assert b.observer.violations == []
+
+
+@pytest.mark.parametrize(
+    "jobspec",
+    [
+        "not a dict",
+        {"attributes": "x"},
+        {"attributes": {"system": ["duration"]}},
+        {"attributes": {"system": {"duration": True}}},
+        {"attributes": {"system": {"duration": -60}}},
+    ],
+)
+def test_a_hostile_jobspec_has_no_duration_and_does_not_break_submit(
+    make_broker, jobspec
+):
+    # The job-manager model must carry any JSON jobspec to the scheduler,
+    # which is the one that must deny it.
+    broker = make_broker()
+    jobid = broker.jobs.submit(jobspec)
+    assert broker.jobs.job(jobid).duration == 0.0
+
+
+def test_a_jobspec_no_broker_could_carry_is_refused_at_submit(make_broker):
+    broker = make_broker()
+    with pytest.raises(ValueError, match="cannot travel"):
+        broker.jobs.submit({"attributes": {"system": {"duration": float("nan")}}})
+
+
+def test_a_crashed_scheduler_can_be_loaded_again(make_broker):
+    broker = make_broker()
+    broker.load(sched("broken.py:RaisesInSchedule"))
+    broker.jobs.submit(whole_nodes(1))
+    broker.run_until_quiet()
+    assert broker.scheduler is None
+    broker.restart_scheduler(args=[])
+    assert broker.scheduler is not None
