@@ -5,14 +5,33 @@ thing.  Gallery modules are loaded by path, the way a third-party author's
 file is, so they put this folder on ``sys.path`` to import this base.
 """
 
+import errno
 import heapq
 
 from flux.resource import InfeasibleRequest, InsufficientResources
 from flux.scheduler import Scheduler
 
+from flux_sched_base.jobspec import jobspec_problem
+
 
 class GalleryFifo(Scheduler):
-    """Starts jobs in queue order while they fit; denies infeasible ones."""
+    """Starts jobs in queue order while they fit; denies infeasible and
+    malformed ones (flux-python's own parser accepts some malformed
+    jobspecs, so the jobspec is checked first)."""
+
+    def alloc(self, request, jobid, priority, userid, t_submit, jobspec):
+        problem = jobspec_problem(jobspec)
+        if problem is not None:
+            request.deny(f"invalid jobspec: {problem}")
+            return
+        super().alloc(request, jobid, priority, userid, t_submit, jobspec)
+
+    def feasibility_check(self, msg, jobspec):
+        problem = jobspec_problem(jobspec)
+        if problem is not None:
+            self.handle.respond_error(msg, errno.EINVAL, f"invalid jobspec: {problem}")
+            return
+        super().feasibility_check(msg, jobspec)
 
     def schedule(self):
         while self._queue:
