@@ -41,13 +41,15 @@ CORRECT = [(p, _declared(p)) for p in MODULES if not _declared(p)["CLAUSE"]]
 
 
 def _probes_for(clause: str, policy: str) -> list[str]:
-    """The cheapest probes that judge *clause* (all of them for a clause
-    judged by the referee, or by the runner on every probe)."""
+    """The probes that judge *clause*, the cheap ones only where there are
+    some (the referee judges its clauses on every probe)."""
     probes = [p for p in all_probes().values() if p.applies_to(policy)]
     if clause in GENERIC_CLAUSES:
         # Judged on every probe: a library scenario exercises the module.
         return ["scenario:cancel-pending-job"]
-    return [p.name for p in probes if clause in p.judges()]
+    judging = [p for p in probes if clause in p.judges()]
+    cheap = [p for p in judging if p.cost == 1]
+    return [p.name for p in (cheap or judging)]
 
 
 def _run(path: Path, declared: dict, probes: list[str]) -> list:
