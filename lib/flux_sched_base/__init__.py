@@ -7,7 +7,10 @@ top of :class:`flux.scheduler.Scheduler`:
   that keeps a planner in step with every RFC 27 event, with a priority
   queue, timed generator passes, annotations and statistics;
 - :class:`~flux_sched_base.reservation.ReservationScheduler`: backfilling
-  on reservations (depth 1 is EASY, unlimited is conservative);
+  on reservations (depth 1 is EASY, unlimited is conservative), planned
+  with node counts when every pending job takes whole nodes
+  (:mod:`~flux_sched_base.counts`, :mod:`~flux_sched_base.counted`: the
+  textbook definitions exactly), with the allocator otherwise;
 - :class:`~flux_sched_base.planner.Planner`: running jobs and reservations
   over time, answering "earliest start" and "can this start now without
   delaying these reservations" with the pool's own allocator;

@@ -127,6 +127,11 @@ class PlanBook:
         # Usage of held reservations; built when a question first needs it.
         self._held: Profile | None = None
         self.held_ids: set[int] = set()
+        #: Count-based reservations: ``jobid -> (start, end, nodes)``, a
+        #: start time and a number of whole nodes, no ranks (see
+        #: :mod:`flux_sched_base.counts`).  Rebuilt by each pass that uses
+        #: them.
+        self.promises: dict[int, tuple[float, float, int]] = {}
         #: The pass's scratch copy (see :mod:`flux_sched_base.scratch`).
         self.scratch = None
         self.now = 0.0
@@ -346,8 +351,15 @@ class PlanBook:
         item.validated = self.heavy_epoch
         return item
 
+    def promise(self, jobid: int, start: float, end: float, nodes: int) -> None:
+        """Record a count-based reservation: *nodes* whole nodes for
+        *jobid* during ``[start, end)``, ranks chosen when it starts."""
+        self.promises[jobid] = (start, end, nodes)
+
     def drop(self, jobid: int, lighten: bool = True) -> Item | None:
-        """Remove *jobid*'s reservation, if any, and return it."""
+        """Remove *jobid*'s reservation (and promise), if any, and return
+        the reservation item."""
+        self.promises.pop(jobid, None)
         item = self.reservations.get(jobid)
         if item is None:
             return None
@@ -432,7 +444,7 @@ class PlanBook:
         """Planner figures for ``stats-get``."""
         return {
             "running_jobs": len(self.running),
-            "reserved_jobs": len(self.reservations),
+            "reserved_jobs": len(self.reservations) + len(self.promises),
             "profile_size": len(self.profile),
             "allocator_probes": self.probes,
         }

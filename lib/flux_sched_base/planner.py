@@ -27,6 +27,12 @@ real allocation.  A :class:`~flux_sched_base.profile.Profile` of aggregate
 usage prunes candidate times first, so the allocator runs only where the
 counts leave room.
 
+A queue of whole-node jobs needs none of this: which nodes a job gets does
+not matter, and a pass plans with :meth:`Planner.node_profile`, whole free
+nodes over time (:mod:`flux_sched_base.counts`), keeping its reservations
+as :attr:`~flux_sched_base.planbook.PlanBook.promises` (a start time and a
+node count, no R).
+
 Which reservations a question respects is a *view*: all of them except the
 asking job's own, or, with ``exclude_held``, only those already settled in
 the current pass, i.e. those of higher-priority jobs when the pass walks the
@@ -39,10 +45,11 @@ import contextlib
 import math
 import syslog
 
+from flux.idset import IDset
 from flux.job import JobID
 from flux.resource import InsufficientResources
 
-from flux_sched_base import availability, rstamp
+from flux_sched_base import availability, counts, rstamp
 from flux_sched_base.planbook import Item, PlanBook, parse_ranks, request_need
 from flux_sched_base.scratch import Scratch
 
@@ -85,6 +92,17 @@ class Planner(PlanBook):
             self.scratch = Scratch(self, self.now)
         return self.scratch
 
+    # -- whole nodes as counts ----------------------------------------------------
+
+    def whole_nodes(self, request) -> int | None:
+        """Whole nodes *request* takes on this machine, or None (see
+        :func:`flux_sched_base.counts.whole_nodes`)."""
+        return counts.whole_nodes(request, self.node_cores, self._node_gpus)
+
+    def node_profile(self) -> counts.NodeProfile:
+        """Whole free up nodes over time, from the running jobs alone."""
+        return counts.NodeProfile.from_plan(self.now, self.up, self.running.values())
+
     # -- questions -----------------------------------------------------------------
 
     def earliest(
@@ -97,11 +115,17 @@ class Planner(PlanBook):
         limit: float = INF,
         exclude_held: bool = False,
         within: availability.Intervals | None = None,
+        prefer_late: bool = False,
     ):
         """Earliest start at or after *floor* (before *limit*) and its R.
 
         The job's own reservation, if it holds one, is ignored.  *within*
         restricts the search to those start times (see :meth:`starts`).
+        With *prefer_late*, a start after now gets an R on the ranks that
+        become free last, where the allocator can do without the others
+        (see :meth:`_late_ranks`): right for a reservation that others
+        backfill around; without it, R is the allocator's own choice, as
+        it will be when the job starts on a pool in that state.
         Returns ``(t, R)``, or None if no candidate time works: then the job
         cannot be placed given what never ends in the plan.  Raises
         :class:`~flux.resource.InfeasibleRequest` if the allocator finds the
@@ -144,8 +168,64 @@ class Planner(PlanBook):
                         return None
                 continue
             scratch.unalloc(jobid)
+            if prefer_late and t > self.now:
+                R = self._late_ranks(jobid, request, t, considered, R)
             return t, R
         return None
+
+    def _late_ranks(self, jobid: int, request, t: float, considered, R):
+        """Choose an R for a reservation at *t* that leaves early-free ranks.
+
+        Among the ranks free before *t*, the allocator is kept off those
+        that became free earliest, as many as it can do without: a later
+        job that could start sooner (before *t*, or now, running past
+        *t*) then finds them free.  The current scratch shows the window
+        at *t*; *R* is the allocator's own choice there.
+        """
+        now = self.now
+        since: dict[int, float] = {}
+        for rank in self.up:
+            free_since = now
+            for start, end, _, _ in self._items_on(rank, considered):
+                if end <= t and start < t and end > free_since:
+                    free_since = end
+            if free_since < t:
+                since[rank] = free_since
+        if not since:
+            return R
+        order = sorted(since, key=lambda rank: (since[rank], rank))
+        pool = self.scratch.pool
+
+        def without(k: int):
+            """The allocator's choice with the *k* earliest-free ranks hidden."""
+            hidden = str(IDset(sorted(order[:k])))
+            pool.mark_down(hidden)
+            self.probes += 1
+            try:
+                found = pool.alloc(jobid, request)
+            except InsufficientResources:
+                return None
+            else:
+                pool.free(jobid)
+            finally:
+                pool.mark_up(hidden)
+            return found
+
+        # Usually the ranks freed at t are enough: one probe.  Otherwise
+        # the most that can be hidden, by bisection (hiding more never
+        # helps the allocator).
+        found = without(len(order))
+        if found is not None:
+            return found
+        best, lo, hi = R, 0, len(order) - 1
+        while lo < hi:
+            k = (lo + hi + 1) // 2
+            found = without(k)
+            if found is None:
+                hi = k - 1
+            else:
+                best, lo = found, k
+        return best
 
     def _items_on(self, rank: int, considered):
         running, reservations = self.running, self.reservations
@@ -276,6 +356,19 @@ class Planner(PlanBook):
         item = self.add_running(jobid, R, expiration)
         scratch.running_added(item, allocated_here=True)
         return R
+
+    def transfer(self, jobid: int, other: int):
+        """Hand the allocation *jobid* was just given to *other* (a job with
+        an identical request): the pool and the plan then hold it for
+        *other*.  Returns its R."""
+        item = self.running[jobid]
+        self.invalidate()
+        self._remove_running(item)
+        self.pool.free(jobid)
+        self._commit(other, item.R)
+        expiration = item.end if item.end != INF else 0.0
+        self.add_running(other, item.R, expiration)
+        return item.R
 
     def _counts_allow_now(self, jobid, duration, need, exclude_held) -> bool:
         own = self.reservations.get(jobid)

@@ -2,31 +2,54 @@
 
 :class:`ReservationScheduler` walks the queue in priority order.  The first
 ``reservation_depth`` jobs that cannot start at once each hold a
-reservation (a start time and an R); every later job may start now only if
-it delays none of them.  Depth 1 is EASY backfilling (Mu'alem and
-Feitelson, 2001): one reservation, for the head of the queue, and a later
-job may start if it fits now and either ends before the reservation starts
-or uses only resources the reservation does not need; both clauses fall out
-of one question to the planner ("does it fit during ``[now, now +
-duration)`` around the reservation?").  Unlimited depth is conservative
-backfilling: every queued job holds a reservation.
+reservation; every later job may start now only if it delays none of them.
+Depth 1 is EASY backfilling (Mu'alem and Feitelson, 2001): one reservation,
+for the head of the queue, and a later job may start if it fits now and
+either ends before the reservation starts or uses only resources the
+reservation does not need; both clauses fall out of one question ("does it
+fit during ``[now, now + duration)`` around the reservation?").  Unlimited
+depth is conservative backfilling: every queued job holds a reservation.
 
-Reservations are kept from pass to pass.  For a job holding one, a pass:
+A reservation promises a start time and an amount of resources; which
+resources a job gets is decided when it starts.  A pass plans in one of
+two ways:
 
-1. starts it on its reserved R if its start time has come;
-2. if the plan got lighter since the job last looked (a job ended early, a
-   reservation was dropped or moved earlier, resources came up, an
-   expiration was shortened), starts it now if it fits around every other
-   reservation, or moves its reservation earlier (compression);
-3. otherwise keeps the reservation if it is still free of conflicts;
-4. otherwise places it again, respecting only the reservations of
-   higher-priority jobs: it moves later only because a higher-priority job
-   arrived (or rose in priority), a running job's expiration was extended,
-   or resources went down (or a running job overran its end).
+- **node counts** (:meth:`ReservationScheduler.plan_counted`), when every
+  pending job takes whole nodes (single-core nodes, whole-node and
+  exclusive jobs; :mod:`flux_sched_base.counts`).  Which nodes a job gets
+  then matters to no one, so a reservation is a start time and a node
+  count, and the pass is exactly the textbook definition: EASY and hybrids
+  place their reservations afresh on every pass, conservative keeps them
+  and compresses them in queue order.
+- **the allocator** (:meth:`ReservationScheduler.plan_ranked`), for any
+  other queue (core-level jobs on multi-core nodes, GPUs, constraints):
+  a reservation also carries the R the allocator found for it, on the
+  ranks that become free last (so the others stay free for backfilling),
+  and the job starts on that R.  Reservations are kept from pass to pass;
+  for a job holding one, a pass
 
-A job without a reservation is placed respecting only higher-priority
-jobs' reservations, so a new high-priority job can push lower ones later,
-and a new low-priority job never delays anyone.
+  1. starts it on its reserved R if its start time has come;
+  2. if the plan got lighter since the job last looked (a job ended early,
+     a reservation was dropped or moved earlier, resources came up, an
+     expiration was shortened), starts it now if it fits around every
+     other reservation, or moves its reservation earlier (compression),
+     giving the earlier start to an identical job ahead of it if one waits
+     for a later one;
+  3. otherwise keeps the reservation if it is still free of conflicts;
+  4. otherwise places it again, respecting only the reservations of
+     higher-priority jobs.
+
+Conservative reservations, and the head's at any depth, move later only
+because a higher-priority job arrived (or rose in priority), a running
+job's expiration was extended, or resources went down (or a running job
+overran its end); a job without a reservation is placed respecting only
+higher-priority jobs' reservations, so a new high-priority job can push
+lower ones later, and a new low-priority job never delays anyone.  (A
+hybrid planned with counts places its reservations afresh, as the
+definition does: a later one may give way to one ahead that moved
+earlier.)  When a queue changes from one kind
+to the other, the reservations carry over (as counts, or placed on ranks
+at the same times).
 """
 
 from __future__ import annotations
@@ -41,17 +64,17 @@ from flux_sched_base.annotations import (
     BACKFILLED,
     IMMEDIATE,
     REASON_NO_ESTIMATE,
-    REASON_RESOURCES,
     RESERVED,
 )
 from flux_sched_base.args import format_value
 from flux_sched_base.availability import contains
+from flux_sched_base.counted import CountedPlanning
 from flux_sched_base.scheduler import PlanningScheduler, _shape, queue_order
 
 INF = math.inf
 
 
-class ReservationScheduler(PlanningScheduler):
+class ReservationScheduler(CountedPlanning, PlanningScheduler):
     """A :class:`PlanningScheduler` whose pass keeps up to
     :attr:`reservation_depth` reservations and backfills around them."""
 
@@ -66,9 +89,25 @@ class ReservationScheduler(PlanningScheduler):
         return stats
 
     def plan(self):
-        """One pass: reservations for the first jobs, then backfill."""
+        """One pass: reservations for the first jobs, then backfill.
+
+        When every pending job takes whole nodes, the pass plans with node
+        counts (:meth:`plan_counted`); otherwise with the pool's allocator
+        (:meth:`plan_ranked`).
+        """
+        if self.counted_queue():
+            return self.plan_counted()
+        return self.plan_ranked()
+
+    # -- any queue: ranks chosen by the allocator --------------------------------------
+
+    def plan_ranked(self):
+        """A pass that plans with the pool's allocator (see the module doc)."""
         planner = self.planner
         planner.begin_pass(time.time())
+        if planner.promises:
+            self._place_promises()
+            planner.begin_pass(planner.now)
         self._lightened: dict = {}  # per pass: (from, to) epochs -> ranks
         self._starts_cache: dict = {}
         depth = self.reservation_depth
@@ -86,6 +125,41 @@ class ReservationScheduler(PlanningScheduler):
         self._end_holder_phase(holders)
         if len(holders) >= depth:
             yield from self._backfill_phase(cutoff)
+
+    def _place_promises(self) -> None:
+        """Turn the count-based reservations of a pass that planned with
+        counts into reservations on ranks, at the same start times.
+
+        They are placed in order of start time with the allocator, which
+        always succeeds for whole-node jobs whose counts fit; a job that
+        cannot be placed at its time just holds nothing and is placed
+        again by the pass.
+        """
+        planner = self.planner
+        now = planner.now
+        order = sorted(
+            (start, queue_order(self._pending[jobid]), jobid)
+            for jobid, (start, _, _) in planner.promises.items()
+            if jobid in self._pending and start > now
+        )
+        planner.promises.clear()
+        for start, _, jobid in order:
+            rr = self._pending[jobid].resource_request
+            try:
+                found = planner.earliest(
+                    jobid,
+                    rr,
+                    floor=start,
+                    limit=math.nextafter(start, INF),
+                    prefer_late=True,
+                )
+            except InfeasibleRequest:
+                continue
+            if found is not None:
+                item = planner.reserve(
+                    jobid, start, planner.window_end(start, rr.duration), found[1]
+                )
+                item.checked = -1  # look for an earlier start at once
 
     # -- the holder phase ----------------------------------------------------------
 
@@ -107,6 +181,8 @@ class ReservationScheduler(PlanningScheduler):
                 if res.checked < planner.lighten_epoch:
                     found = self._compress(job, res)
                     if found is not None:
+                        if self._give_ahead(job, *found):
+                            return True
                         if found[0] <= now:
                             self.start(job, found[1], RESERVED)
                             return False
@@ -125,7 +201,12 @@ class ReservationScheduler(PlanningScheduler):
                 self.start(job, R, selection)
                 return False
             found = planner.earliest(
-                jobid, rr, floor=now, include_floor=False, exclude_held=True
+                jobid,
+                rr,
+                floor=now,
+                include_floor=False,
+                exclude_held=True,
+                prefer_late=True,
             )
         except InfeasibleRequest as exc:
             self.deny(job, exc)
@@ -169,8 +250,52 @@ class ReservationScheduler(PlanningScheduler):
             if R is not None:
                 return now, R
         return planner.earliest(
-            jobid, rr, floor=now, include_floor=False, limit=res.start, within=within
+            jobid,
+            rr,
+            floor=now,
+            include_floor=False,
+            limit=res.start,
+            within=within,
+            prefer_late=True,
         )
+
+    def _give_ahead(self, job, start: float, R) -> bool:
+        """Let an identical job ahead of *job* take the earlier start it found.
+
+        Reservations are pinned to ranks, so when resources free early a
+        job can find an earlier start on the ranks an identical job ahead
+        of it could not use, because they were its own reservation's.  The
+        first identical job ahead that waits for a later start takes the
+        new one (*start*, *R*; if *start* is now, *job* has just been
+        allocated *R* and the allocation is handed over), and *job* takes
+        that job's reservation: the two never conflict, since *job*'s
+        search respected it.  Returns True if they swapped.
+        """
+        planner = self.planner
+        key = self._bucket_of.get(job.jobid)
+        bucket = self._buckets.get(key) if key and key[0] != "unique" else None
+        if bucket is None:
+            return False
+        ahead = None
+        for other in bucket.irange_key(
+            max_key=queue_order(job), inclusive=(True, False), reverse=True
+        ):
+            res = planner.reservations.get(other.jobid)
+            if res is None:
+                continue
+            if res.start <= start:
+                break
+            ahead = other
+        if ahead is None:
+            return False
+        theirs = planner.drop(ahead.jobid, lighten=False)
+        if start <= planner.now:
+            R = planner.transfer(job.jobid, ahead.jobid)
+            self.start(ahead, R, RESERVED)
+        else:
+            self._reserve(ahead, start, R)
+        self._reserve(job, theirs.start, theirs.R)
+        return True
 
     def _lightened_starts(self, job, res, checked: int, lightened: set[int]):
         """Start times at which a lightened rank could host part of *job*.
@@ -206,9 +331,6 @@ class ReservationScheduler(PlanningScheduler):
         end = planner.window_end(start, job.resource_request.duration)
         planner.reserve(job.jobid, start, end, R)
         self._estimate(job, start)
-
-    def _estimate(self, job, start: float) -> None:
-        self.annotations.update(job, t_estimate=start, reason_pending=REASON_RESOURCES)
 
     def _end_holder_phase(self, holders: set[int]) -> None:
         """Drop reservations and clear annotations of jobs no longer holding."""

@@ -27,6 +27,7 @@ every yield, so nothing is lost.
 from __future__ import annotations
 
 import collections
+import errno
 import json
 import time
 from collections.abc import Iterator
@@ -37,6 +38,7 @@ from sortedcontainers import SortedKeyList, SortedList
 
 from flux_sched_base import args as argsmod
 from flux_sched_base.annotations import Annotations, success_annotations
+from flux_sched_base.jobspec import jobspec_problem
 from flux_sched_base.planner import Planner
 
 
@@ -95,6 +97,10 @@ class PlanningScheduler(Scheduler):
         self._bucket_of: dict[int, tuple] = {}
         self._buckets: dict[tuple, SortedKeyList] = {}
         self._feasible: dict = {}
+        # Whole nodes each pending job takes (None: not a whole-node
+        # request here), and how many pending jobs are not.
+        self._whole: dict[int, int | None] = {}
+        self._partial = 0
         #: The plan; created when the first resources arrive.
         self.planner: Planner | None = None
         #: Annotation bookkeeping for pending jobs.
@@ -134,7 +140,27 @@ class PlanningScheduler(Scheduler):
         else:
             self.planner.refresh_resources()
         self._feasible.clear()
+        self._whole.clear()
+        self._partial = 0
+        for job in self._pending.values():
+            self._classify(job)
         self._changed()
+
+    def _classify(self, job: PendingJob) -> None:
+        nodes = self.planner.whole_nodes(job.resource_request)
+        self._whole[job.jobid] = nodes
+        if nodes is None:
+            self._partial += 1
+
+    def whole_nodes(self, job: PendingJob) -> int | None:
+        """Whole nodes *job* takes, or None if it is not a whole-node
+        request on this machine (see :func:`flux_sched_base.counts.whole_nodes`)."""
+        return self._whole[job.jobid]
+
+    def counted_queue(self) -> bool:
+        """True if every pending job is a whole-node request, so that a
+        pass can plan with node counts alone (:mod:`flux_sched_base.counts`)."""
+        return self._partial == 0
 
     def hello(self, jobid, priority, userid, t_submit, R):
         """Register a running job and plan its end from R's expiration."""
@@ -143,8 +169,14 @@ class PlanningScheduler(Scheduler):
         self._changed()
 
     def alloc(self, request, jobid, priority, userid, t_submit, jobspec):
-        """Parse and queue a request; deny one that can never be satisfied."""
+        """Parse and queue a request; deny a malformed one (with a note
+        naming what is wrong) and one that can never be satisfied."""
         self._changed()
+        problem = jobspec_problem(jobspec)
+        if problem is not None:
+            self.log.error(f"alloc: invalid jobspec for {jobid}: {problem}")
+            request.deny(f"invalid jobspec: {problem}")
+            return
         try:
             rr = self.resources.parse_resource_request(jobspec)
         except Exception as exc:  # jobspec is untrusted input
@@ -166,6 +198,16 @@ class PlanningScheduler(Scheduler):
             key = ("unique", jobid)
         self._bucket_of[jobid] = key
         self._bucket_add(job)
+        self._classify(job)
+
+    def feasibility_check(self, msg, jobspec):
+        """Refuse a malformed jobspec (EINVAL, naming what is wrong) before
+        the base class checks the request against the whole pool."""
+        problem = jobspec_problem(jobspec)
+        if problem is not None:
+            self.handle.respond_error(msg, errno.EINVAL, f"invalid jobspec: {problem}")
+            return
+        super().feasibility_check(msg, jobspec)
 
     def _bucket_add(self, job: PendingJob) -> None:
         key = self._bucket_of[job.jobid]
@@ -239,6 +281,8 @@ class PlanningScheduler(Scheduler):
         self._bucket_remove(job)
         del self._bucket_of[job.jobid]
         del self._pending[job.jobid]
+        if self._whole.pop(job.jobid) is None:
+            self._partial -= 1
         need = self._needs.pop(job.jobid)
         self._min_needs.remove((need[0], job.jobid))
         self.annotations.forget(job.jobid)

@@ -1,14 +1,19 @@
 """schedkit-conservative: conservative backfill scheduler for Flux.
 
 Every queued job, up to ``reservation-depth`` in priority order, holds a
-reservation: a start time (``sched.t_estimate``) and the resources it will
-get then.  A job starts early only if it delays no reservation.
-Reservations are kept from pass to pass and only move earlier
+reservation: a start time (``sched.t_estimate``) and the amount of
+resources it will get then; which ones is decided when it starts.  A job
+starts early only if it delays no reservation.  With the default
+unlimited depth, reservations are kept from pass to pass and only move earlier
 (compression, when jobs end before their time limit); a job's reservation
 moves later only when a higher-priority job arrives (or rises in
 priority), a running job's expiration is extended, or resources go down.
 Jobs past the depth may start now if they delay no reservation, as in EASY
-(reservation-depth=1 is EASY; a depth N in between is a hybrid).
+(reservation-depth=1 is EASY; a depth N in between is a hybrid).  On
+machines of identical single-core nodes, and for whole-node jobs, start
+times are exactly those of the textbook definitions (Mu'alem and
+Feitelson's compression for unlimited depth; reservations placed afresh
+on every pass for a finite one).
 
 Load with::
 

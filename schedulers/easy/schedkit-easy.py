@@ -2,16 +2,19 @@
 
 The full EASY rule of Mu'alem and Feitelson (2001).  The first job in
 priority order that cannot start gets a reservation: a start time (the
-shadow time, ``sched.t_estimate``) and the resources it will get then.  A
-later job may start now if it fits now and either ends before the shadow
-time or uses only resources the reservation does not need.  (Applying only
+shadow time, ``sched.t_estimate``) and the amount of resources it will get
+then; which ones is decided when it starts.  A later job may start now if
+it fits now and either ends before the shadow time or uses only resources
+the reservation does not need.  On machines of identical single-core nodes,
+and for whole-node jobs, start times are exactly those of the textbook
+definition.  (Applying only
 the first clause, as flux-core's ``sched-backfill`` does, misses backfills
 such as a long one-node job on a node the head will not use.)
 
-The reservation is kept from pass to pass and only moves earlier (when
-jobs end before their time limit), except when a higher-priority job
-arrives (it takes the reservation), a running job's expiration is
-extended, or resources go down.  Running jobs are planned to end at their
+The shadow time only moves earlier (when jobs end before their time
+limit), except when a higher-priority job arrives (it takes the
+reservation), a running job's expiration is extended, or resources go
+down.  Running jobs are planned to end at their
 expiration; a job without a time limit never ends in the plan, and a job
 without a time limit can be backfilled only on resources the reservation
 does not need.

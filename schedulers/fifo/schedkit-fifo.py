@@ -55,6 +55,7 @@ class FifoScheduler(PlanningScheduler):
         planner.begin_pass(time.time())
         for jobid in list(planner.reservations):
             planner.drop(jobid, lighten=False)  # estimates are redone each pass
+        planner.promises.clear()
         blocked = False
         for job in self.pending_jobs():
             try:
@@ -71,7 +72,50 @@ class FifoScheduler(PlanningScheduler):
             self.start(job, R, IMMEDIATE)
             yield
         if blocked:
-            yield from self._forecast()
+            if self.counted_queue():
+                yield from self._forecast_counted()
+            else:
+                yield from self._forecast()
+
+    def _forecast_counted(self):
+        """:meth:`_forecast` for a queue of whole-node jobs, with node counts."""
+        planner = self.planner
+        profile = planner.node_profile()
+        estimated = set()
+        floor, include_floor = planner.now, False
+        for position, job in enumerate(self.pending_jobs()):
+            if position >= self.forecast_depth:
+                break
+            nodes = self.whole_nodes(job)
+            duration = job.resource_request.duration
+            estimated.add(job.jobid)
+            start = None
+            if nodes <= profile.capacity:
+                start = profile.earliest(
+                    nodes,
+                    lambda t, d=duration: planner.window_end(t, d),
+                    floor=floor,
+                    include_floor=include_floor,
+                )
+            if start is None:
+                self.annotations.update(
+                    job, t_estimate=None, reason_pending=REASON_NO_ESTIMATE
+                )
+                break
+            end = planner.window_end(start, duration)
+            profile.hold(start, end, nodes)
+            planner.promise(job.jobid, start, end, nodes)
+            reason = REASON_RESOURCES if position == 0 else REASON_PRIORITY
+            self.annotations.update(job, t_estimate=start, reason_pending=reason)
+            floor, include_floor = start, True
+            if self.cheap_yield():
+                yield
+        self._clear_estimates(estimated)
+
+    def _clear_estimates(self, estimated: set) -> None:
+        for jobid in self.annotations.annotated():
+            if jobid not in estimated and jobid in self._pending:
+                self.annotations.clear(self._pending[jobid])
 
     def _forecast(self):
         """Give the first ``forecast_depth`` jobs their FIFO start times."""
@@ -106,9 +150,7 @@ class FifoScheduler(PlanningScheduler):
             self.annotations.update(job, t_estimate=start, reason_pending=reason)
             floor, include_floor = start, True
             yield
-        for jobid in self.annotations.annotated():
-            if jobid not in estimated and jobid in self._pending:
-                self.annotations.clear(self._pending[jobid])
+        self._clear_estimates(estimated)
 
 
 def mod_main(h, *args):

@@ -1,0 +1,138 @@
+"""Replay a whole trace through the reference schedulers and compare every
+job's start with the textbook model of its policy.
+
+Each scheduler replays the trace on the mock broker (identical single-core
+nodes, as many as the trace's ``MaxProcs``, user estimates as time limits)
+and every job's start is compared with :func:`conformance.policy.textbook.
+simulate` on the same workload.  Per scheduler it prints the jobs compared,
+how many start exactly when the model says, the first divergence if any,
+and the wall time of the replay and of the model.
+
+    python benchmarks/textbook_match.py [--trace PATH] [--limit N] [--skip N]
+        [--schedulers fifo easy conservative conservative:4]
+
+``conservative:N`` is the conservative module with ``reservation-depth=N``,
+compared with backfilling of reservation depth N.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+from unittest import mock
+
+from conformance.policy import textbook
+from conformance.referee import Referee
+from mock_broker.machine import Machine
+from replay.runner import replay
+from replay.swf import read_swf
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_TRACE = ROOT.parent / "shared" / "traces" / "KTH-SP2-1996-2.1-cln.swf.gz"
+
+
+def module_of(name: str) -> tuple[str, list[str], str, int | None]:
+    """``(module path, module args, model policy, depth)`` for a name."""
+    policy, _, depth = name.partition(":")
+    path = str(ROOT / "schedulers" / policy / f"schedkit-{policy}.py")
+    if depth:
+        return path, [f"reservation-depth={depth}"], "hybrid", int(depth)
+    return path, [], policy, None
+
+
+def model_starts(policy: str, total: int, jobs, depth: int | None) -> dict:
+    """The textbook model's start of each job (``hybrid``: depth *depth*)."""
+    if policy != "hybrid":
+        return textbook.simulate(policy, total, jobs)
+
+    def starts(_policy, now, total, running, queue, held=None):
+        return textbook.backfill_starts(now, total, running, queue, depth=depth)
+
+    with mock.patch.object(textbook, "starts", starts):
+        return textbook.simulate("backfill", total, jobs)
+
+
+def compare(name: str, trace, nodes: int) -> dict:
+    """Replay *trace* through scheduler *name*; compare with the model."""
+    path, args, policy, depth = module_of(name)
+    result, broker = replay(
+        path,
+        trace.jobs,
+        Machine.uniform(nodes, 1),
+        args=["queue-depth=unlimited", *args],
+        label=name,
+        watch=Referee.attach,
+    )
+    records = [broker.jobs.job(jobid) for jobid in sorted(broker.jobs.jobs)]
+    first = min(job.t_submit for job in records)
+    replayed = {
+        k: job.t_run - first for k, job in enumerate(records) if job.t_run is not None
+    }
+    t0 = trace.jobs[0].submit
+    jobs = [
+        textbook.WorkloadJob(k, j.submit - t0, j.procs, j.requested_time, j.run)
+        for k, j in enumerate(trace.jobs)
+    ]
+    m0 = time.perf_counter()
+    model = model_starts(policy, nodes, jobs, depth)
+    model_wall = time.perf_counter() - m0
+    keys = sorted(set(replayed) | set(model))
+    differ = [k for k in keys if replayed.get(k) != model.get(k)]
+    divergence = None
+    if differ:
+        k = min(
+            differ, key=lambda k: (min(replayed.get(k, 1e300), model.get(k, 1e300)), k)
+        )
+        divergence = (
+            f"trace job {trace.jobs[k].job_id} ({trace.jobs[k].procs} procs, "
+            f"limit {trace.jobs[k].requested_time:.0f} s): replay starts at "
+            f"{_fmt(replayed.get(k))}, the model at {_fmt(model.get(k))}"
+        )
+    return {
+        "name": name,
+        "compared": len(keys),
+        "matching": len(keys) - len(differ),
+        "divergence": divergence,
+        "replay_wall": result.wall_seconds,
+        "model_wall": model_wall,
+        "violations": result.violations,
+    }
+
+
+def _fmt(value) -> str:
+    return "never" if value is None else f"{value:.0f} s"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--trace", default=str(DEFAULT_TRACE))
+    parser.add_argument("--limit", type=int, default=None)
+    parser.add_argument("--skip", type=int, default=0)
+    parser.add_argument(
+        "--schedulers", nargs="+", default=["fifo", "easy", "conservative"]
+    )
+    parser.add_argument(
+        "--nodes", type=int, default=None, help="default: the trace's MaxProcs"
+    )
+    args = parser.parse_args()
+    trace = read_swf(args.trace, limit=args.limit, skip=args.skip)
+    nodes = args.nodes or trace.max_procs or max(j.procs for j in trace.jobs)
+    print(f"{Path(args.trace).name}: {len(trace.jobs)} jobs on {nodes} x 1 core")
+    print(
+        f"{'scheduler':<16} {'compared':>9} {'matching':>9} "
+        f"{'replay s':>9} {'model s':>8}  first divergence"
+    )
+    for name in args.schedulers:
+        row = compare(name, trace, nodes)
+        print(
+            f"{row['name']:<16} {row['compared']:>9} {row['matching']:>9} "
+            f"{row['replay_wall']:>9.1f} {row['model_wall']:>8.1f}  "
+            f"{row['divergence'] or 'none'}"
+            + (f"  referee: {row['violations']}" if row["violations"] else ""),
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,228 @@
+"""Whole nodes as interchangeable units: a count-based availability profile.
+
+When every node a request may use is taken whole (an exclusive request; a
+request whose per-node share is all of a node's cores; slots of one node's
+worth of cores on a machine of identical nodes), which nodes a job gets
+does not matter to anyone else: only *how many* whole nodes are free at
+each instant does.  A plan of such requests is feasible exactly when, at
+every instant, the nodes its items hold do not outnumber the whole free
+nodes: ranks chosen when each job starts (any free node will do) always
+realize it.  This is the model of the textbook definitions of EASY and
+conservative backfilling, so planning with counts here reproduces them
+exactly, and a reservation is a promise of a start time and a number of
+nodes, never of particular ranks.
+
+- :func:`whole_nodes` says whether a request is of that kind on a given
+  machine, and how many nodes it takes;
+- :class:`NodeProfile` is the step function of whole free nodes over time,
+  built from the running jobs at the start of a pass; a pass then *holds*
+  its starts and reservations in it and asks :meth:`NodeProfile.fits` and
+  :meth:`NodeProfile.earliest`.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections.abc import Callable, Iterable
+
+INF = math.inf
+
+
+def _fixed(count) -> bool:
+    """True if an RFC 14 count (or None) is a single value."""
+    if count is None:
+        return True
+    return getattr(count, "_values", None) is None and count.min == count.max
+
+
+def whole_nodes(request, node_cores: dict, node_gpus: dict) -> int | None:
+    """The number of whole nodes *request* takes, or None if it is not
+    a whole-node request on every node of this machine.
+
+    A request counts in whole nodes when it has no constraint, fixed counts
+    (no RFC 14 ranges), any node can host one node's share of it, and that
+    share leaves nothing another job could use (all of the node's cores).
+    *node_cores* and *node_gpus* map every rank to its core and GPU counts.
+    """
+    try:
+        constraint = request.constraint
+        exclusive = request.exclusive
+        slot_size = request.slot_size
+        gpu_per_slot = request.gpu_per_slot
+        nnodes = request.nnodes
+        nslots = request.nslots
+        node_count, slot_count = request.node_count, request.slot_count
+    except AttributeError:
+        return None
+    if constraint or not node_cores or slot_size <= 0:
+        return None
+    if not (_fixed(node_count) and _fixed(slot_count)):
+        return None
+    cores = set(node_cores.values())
+    least_gpus = min((node_gpus.get(rank, 0) for rank in node_cores), default=0)
+    if exclusive:
+        if min(cores) < slot_size or gpu_per_slot > least_gpus or nnodes < 1:
+            return None
+        return nnodes
+    if len(cores) != 1:
+        return None
+    (node,) = cores
+    if nnodes > 0:
+        per_node = nslots // nnodes
+        if per_node * slot_size != node or per_node * gpu_per_slot > least_gpus:
+            return None
+        return nnodes
+    if slot_size != node or gpu_per_slot > least_gpus or nslots < 1:
+        return None
+    return nslots
+
+
+class NodeProfile:
+    """Whole free nodes from *now* on, as a step function.
+
+    ``t[i]`` and ``f[i]``: from ``t[i]`` until ``t[i + 1]``, ``f[i]`` nodes
+    are whole and free in the plan.  ``t[0]`` is now.  Items are *held*
+    with :meth:`hold`; every question respects every held item.
+
+    Args:
+        now: the pass's time.
+        free_now: up nodes that no running job uses now.
+        releases: for each other up node, when its last running job is
+            planned to end (``math.inf``: never); times at or before *now*
+            (a job past its planned end) count as free in the plan from now,
+            but not as free now for :meth:`fits_now`.
+    """
+
+    def __init__(self, now: float, free_now: int, releases: Iterable[float]):
+        self.now = now
+        late = 0
+        steps: dict[float, int] = {}
+        releases = list(releases)
+        for end in releases:
+            if end <= now:
+                late += 1
+            elif end != INF:
+                steps[end] = steps.get(end, 0) + 1
+        self.t = [now]
+        self.f = [free_now + late]
+        free = free_now + late
+        for when in sorted(steps):
+            free += steps[when]
+            self.t.append(when)
+            self.f.append(free)
+        #: Nodes free now that no start of this pass has taken.
+        self.free_now = free_now
+        #: Up nodes (the most any request can ever get).
+        self.capacity = free_now + len(releases)
+
+    @classmethod
+    def from_plan(cls, now: float, up: Iterable[int], running: Iterable) -> NodeProfile:
+        """Build from the up ranks and the running items of a plan (each
+        with ``ranks`` and ``end``)."""
+        busy: dict[int, float] = {}
+        for item in running:
+            for rank in item.ranks:
+                if busy.get(rank, -INF) < item.end:
+                    busy[rank] = item.end
+        free_now = 0
+        releases = []
+        for rank in up:
+            end = busy.get(rank)
+            if end is None:
+                free_now += 1
+            else:
+                releases.append(end)
+        return cls(now, free_now, releases)
+
+    def __len__(self) -> int:
+        return len(self.t)
+
+    def _index(self, when: float) -> int:
+        """Index of the step holding *when* (``when >= now``)."""
+        return bisect.bisect_right(self.t, when) - 1
+
+    def _split(self, when: float) -> int:
+        """Make *when* a breakpoint; return its index."""
+        i = self._index(when)
+        if self.t[i] == when:
+            return i
+        self.t.insert(i + 1, when)
+        self.f.insert(i + 1, self.f[i])
+        return i + 1
+
+    def copy(self) -> NodeProfile:
+        """An independent copy."""
+        new = object.__new__(NodeProfile)
+        new.now, new.free_now, new.capacity = self.now, self.free_now, self.capacity
+        new.t, new.f = list(self.t), list(self.f)
+        return new
+
+    def hold(self, start: float, end: float, nodes: int) -> None:
+        """Hold *nodes* whole nodes during ``[start, end)`` (the part of it
+        from now on); a negative *nodes* releases them."""
+        start = max(start, self.now)
+        if end <= start:
+            return
+        if start == self.now:
+            self.free_now -= nodes
+        i = self._split(start)
+        k = self._split(end) if end != INF else len(self.t)
+        f = self.f
+        for j in range(i, k):
+            f[j] -= nodes
+
+    def fits(self, start: float, end: float, nodes: int) -> bool:
+        """Are *nodes* whole nodes free throughout ``[start, end)``?"""
+        t, f = self.t, self.f
+        i = self._index(max(start, self.now))
+        n = len(t)
+        while i < n and t[i] < end:
+            if f[i] < nodes:
+                return False
+            i += 1
+        return True
+
+    def fits_now(self, end: float, nodes: int) -> bool:
+        """Can *nodes* whole nodes start now and stay until *end*?"""
+        return self.free_now >= nodes and self.fits(self.now, end, nodes)
+
+    def earliest(
+        self,
+        nodes: int,
+        window_end: Callable[[float], float],
+        floor: float | None = None,
+        include_floor: bool = True,
+    ) -> float | None:
+        """The earliest time at or after *floor* (default now) from which
+        *nodes* whole nodes stay free until ``window_end(time)``.
+
+        Candidates are *floor* (if *include_floor*) and every later
+        breakpoint; *window_end* must not decrease with its argument.  None
+        if no time works (nodes down or held by jobs that never end).
+        """
+        t, f = self.t, self.f
+        floor = self.now if floor is None else max(floor, self.now)
+        n = len(t)
+        i = self._index(floor)
+        when = floor
+        if not include_floor:
+            i += 1
+            if i >= n:
+                return None
+            when = t[i]
+        while i < n:
+            if f[i] >= nodes:
+                end = window_end(when)
+                k = i + 1
+                while k < n and t[k] < end and f[k] >= nodes:
+                    k += 1
+                if k >= n or t[k] >= end:
+                    return when
+                # Step k is too full and lies in the window of every
+                # candidate up to it.
+                i = k
+            i += 1
+            if i < n:
+                when = t[i]
+        return None

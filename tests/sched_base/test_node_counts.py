@@ -1,0 +1,127 @@
+"""Whole nodes as counts: which requests qualify, and the node profile."""
+
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+
+import pytest
+from flux.resource.Rv1Pool import ResourceRequest
+
+from flux_sched_base.counts import NodeProfile, whole_nodes
+from mock_broker.jobspec import make_jobspec
+
+INF = math.inf
+FOUR_CORES = {rank: 4 for rank in range(4)}
+ONE_CORE = {rank: 1 for rank in range(8)}
+NO_GPUS: dict = {}
+
+
+def request(**kw):
+    return ResourceRequest.from_jobspec(make_jobspec(**kw))
+
+
+@pytest.mark.parametrize(
+    "spec, cores, gpus, expected",
+    [
+        # Every core of a node, per node: whole nodes.
+        ({"nodes": 2, "slots": 2, "cores": 4}, FOUR_CORES, NO_GPUS, 2),
+        ({"nodes": 2, "slots": 8, "cores": 1}, FOUR_CORES, NO_GPUS, 2),
+        ({"slots": 3, "cores": 4}, FOUR_CORES, NO_GPUS, 3),
+        # Single-core nodes: any core-level job is whole nodes.
+        ({"slots": 5, "cores": 1}, ONE_CORE, NO_GPUS, 5),
+        ({"nodes": 3, "slots": 3, "cores": 1}, ONE_CORE, NO_GPUS, 3),
+        # Exclusive nodes, on nodes of any size.
+        (
+            {"nodes": 2, "slots": 2, "cores": 1, "exclusive": True},
+            {0: 2, 1: 8},
+            NO_GPUS,
+            2,
+        ),
+        # Part of a node, or nodes not all the same: not whole nodes.
+        ({"nodes": 1, "slots": 1, "cores": 2}, FOUR_CORES, NO_GPUS, None),
+        ({"slots": 3, "cores": 2}, FOUR_CORES, NO_GPUS, None),
+        ({"nodes": 1, "slots": 1, "cores": 4}, {0: 4, 1: 8}, NO_GPUS, None),
+        # GPUs some node lacks, constraints, ranges.
+        (
+            {"nodes": 1, "slots": 1, "cores": 4, "gpus": 1},
+            FOUR_CORES,
+            {0: 1, 1: 1},
+            None,
+        ),
+        (
+            {"nodes": 1, "slots": 1, "cores": 4, "constraints": {"ranks": ["0"]}},
+            FOUR_CORES,
+            NO_GPUS,
+            None,
+        ),
+        (
+            {"nodes": {"min": 1, "max": 2}, "slots": 1, "cores": 4},
+            FOUR_CORES,
+            NO_GPUS,
+            None,
+        ),
+    ],
+)
+def test_whole_node_requests(spec, cores, gpus, expected):
+    assert whole_nodes(request(**spec), cores, gpus) == expected
+
+
+def item(end, *ranks):
+    return SimpleNamespace(end=end, ranks={r: None for r in ranks})
+
+
+def test_profile_from_running_jobs():
+    # 4 up nodes (rank 4 is down): rank 0 free, 1 until 50, 2 and 3 (one
+    # job each) until 100 and 200; a job on down rank 4 is not counted.
+    running = [item(50.0, 1), item(100.0, 2), item(200.0, 3), item(300.0, 4)]
+    p = NodeProfile.from_plan(0.0, [0, 1, 2, 3], running)
+    assert (p.t, p.f, p.free_now, p.capacity) == (
+        [0.0, 50.0, 100.0, 200.0],
+        [1, 2, 3, 4],
+        1,
+        4,
+    )
+
+
+def test_overrunning_job_is_free_in_the_plan_but_not_now():
+    p = NodeProfile.from_plan(100.0, [0, 1], [item(90.0, 0)])
+    assert p.f[0] == 2 and p.free_now == 1
+    assert not p.fits_now(150.0, 2)
+    assert p.fits(100.0, 150.0, 2)
+
+
+def test_earliest_fits_and_holds():
+    p = NodeProfile(0.0, 1, [50.0, 100.0, INF])  # 4 up nodes, one never frees
+    window = lambda length: lambda t: t + length  # noqa: E731
+    assert p.earliest(1, window(30.0)) == 0.0
+    assert p.earliest(3, window(30.0)) == 100.0
+    assert p.earliest(4, window(30.0)) is None
+    p.hold(100.0, 130.0, 2)  # a reservation at the shadow time
+    # Two nodes from 50 for a long job: only one is spare at 100.
+    assert p.earliest(2, window(1000.0)) == 130.0
+    # One node now, past the shadow time: the extra node.
+    assert p.fits_now(1000.0, 1)
+    p.hold(0.0, 1000.0, 1)
+    assert p.free_now == 0 and not p.fits(100.0, 130.0, 1)
+    assert not p.fits_now(10.0, 1)
+    # Releasing restores the steps.
+    p.hold(0.0, 1000.0, -1)
+    p.hold(100.0, 130.0, -2)
+    assert (p.earliest(3, window(30.0)), p.free_now) == (100.0, 1)
+
+
+def test_earliest_after_a_floor():
+    p = NodeProfile(0.0, 0, [10.0, 20.0, 30.0])
+    one = lambda t: t + 5.0  # noqa: E731
+    assert p.earliest(1, one, floor=20.0) == 20.0
+    assert p.earliest(1, one, floor=20.0, include_floor=False) == 30.0
+    assert p.earliest(1, one, floor=12.0) == 12.0
+
+
+def test_copy_is_independent():
+    p = NodeProfile(0.0, 2, [])
+    q = p.copy()
+    q.hold(0.0, 10.0, 2)
+    assert p.free_now == 2 and p.fits_now(10.0, 2)
+    assert q.free_now == 0 and not q.fits_now(10.0, 1)

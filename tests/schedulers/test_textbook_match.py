@@ -1,0 +1,234 @@
+"""Start times equal the textbook definitions, job for job.
+
+On machines of identical single-core nodes, and for whole-node jobs on any
+machine, every job replayed through the reference schedulers must start
+exactly when the count-based model of the policies says
+(:mod:`conformance.policy.textbook`, which shares no code with the
+planner): on prefixes of the KTH-SP2 trace and on random workloads.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from unittest import mock
+
+import pytest
+from conftest import module_path, start_broker
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conformance.policy import textbook
+from conformance.referee import Referee
+from mock_broker.jobspec import make_jobspec
+from mock_broker.machine import Machine, NodeGroup
+from replay.runner import replay
+from replay.swf import read_swf
+
+TRACES = Path(__file__).resolve().parents[2].parent / "shared" / "traces"
+KTH = TRACES / "KTH-SP2-1996-2.1-cln.swf.gz"
+
+
+def model_starts(policy: str, total: int, jobs, depth=None) -> dict:
+    """The textbook model's start of each job, by job key.
+
+    *policy* ``hybrid`` is backfilling with reservation *depth*.
+    """
+    if policy != "hybrid":
+        return textbook.simulate(policy, total, jobs)
+
+    def starts(_policy, now, total, running, queue):
+        return textbook.backfill_starts(now, total, running, queue, depth=depth)
+
+    with mock.patch.object(textbook, "starts", starts):
+        return textbook.simulate("backfill", total, jobs)
+
+
+def module_and_args(policy: str, depth=None) -> tuple[str, list[str]]:
+    if policy == "hybrid":
+        return module_path("conservative"), [f"reservation-depth={depth}"]
+    return module_path(policy), []
+
+
+def mismatches(starts: dict, expected: dict) -> list:
+    """``(key, start, expected)`` for every job whose start differs."""
+    keys = sorted(set(starts) | set(expected))
+    return [
+        (k, starts.get(k), expected.get(k))
+        for k in keys
+        if starts.get(k) != expected.get(k)
+    ]
+
+
+# -- KTH-SP2 prefixes -------------------------------------------------------------
+
+needs_kth = pytest.mark.skipif(
+    not KTH.exists(),
+    reason=f"the KTH-SP2 trace is not there ({KTH}): ../shared/traces is absent",
+)
+
+
+def replay_against_model(policy, skip, limit, depth=None):
+    """Replay *limit* KTH jobs after *skip* on 100 single-core nodes;
+    return the jobs whose start differs from the model's."""
+    trace = read_swf(KTH, limit=limit, skip=skip)
+    path, args = module_and_args(policy, depth)
+    _, broker = replay(
+        path,
+        trace.jobs,
+        Machine.uniform(100, 1),
+        args=["queue-depth=unlimited", *args],
+        watch=Referee.attach,
+    )
+    broker.observer.assert_clean()
+    records = [broker.jobs.job(jobid) for jobid in sorted(broker.jobs.jobs)]
+    first = min(job.t_submit for job in records)
+    starts = {
+        k: job.t_run - first for k, job in enumerate(records) if job.t_run is not None
+    }
+    t0 = trace.jobs[0].submit
+    jobs = [
+        textbook.WorkloadJob(k, j.submit - t0, j.procs, j.requested_time, j.run)
+        for k, j in enumerate(trace.jobs)
+    ]
+    assert len(starts) == len(jobs)
+    return mismatches(starts, model_starts(policy, 100, jobs, depth))
+
+
+@needs_kth
+@pytest.mark.parametrize("policy", ["fifo", "easy", "conservative"])
+def test_kth_prefix_starts_equal_the_model(policy):
+    assert replay_against_model(policy, 0, 1500)[:5] == []
+
+
+@needs_kth
+@pytest.mark.parametrize("policy", ["easy", "conservative"])
+def test_kth_busy_stretch_starts_equal_the_model(policy):
+    # Jobs 12,000-13,000 build long queues behind wide jobs.
+    assert replay_against_model(policy, 12000, 1000)[:5] == []
+
+
+@needs_kth
+def test_kth_hybrid_depth_starts_equal_the_model():
+    assert replay_against_model("hybrid", 0, 1000, depth=4)[:5] == []
+
+
+# -- random workloads ----------------------------------------------------------------
+
+
+def run_workload(policy, machine, jobs, spec, depth=None):
+    """Submit *jobs* (``(submit, nodes, limit, runtime)``) at their times;
+    return each job's start, relative to the broker's epoch."""
+    _, args = module_and_args(policy, depth)
+    b = start_broker(
+        "conservative" if policy == "hybrid" else policy, args, machine=machine
+    )
+    ids = {}
+    for k, (submit, nodes, limit, runtime) in enumerate(jobs):
+
+        def submit_job(k=k, nodes=nodes, limit=limit, runtime=runtime):
+            ids[k] = b.jobs.submit(spec(nodes, limit), runtime=runtime)
+
+        b.at(b.clock.epoch + submit, submit_job)
+    b.run()
+    b.observer.assert_clean()
+    out = {}
+    for k, jobid in ids.items():
+        job = b.jobs.job(jobid)
+        if job.t_run is not None:
+            out[k] = job.t_run - b.clock.epoch
+    return out
+
+
+def workload(max_nodes: int):
+    """Dense workloads: queues form, so reservations and backfills matter."""
+    job = st.tuples(
+        st.integers(0, 20).map(lambda n: 10.0 * n),  # submit (ties allowed)
+        st.integers(1, max_nodes),
+        st.integers(1, 8).map(lambda n: 10.0 * n),  # time limit
+        st.sampled_from([1.0, 1.0, 0.5, 0.25, 0.9]),  # runtime / limit
+    ).map(lambda j: (j[0], j[1], j[2], j[2] * j[3]))
+    return st.lists(job, min_size=12, max_size=28)
+
+
+def expected(policy, total, jobs, depth=None):
+    model_jobs = [
+        textbook.WorkloadJob(k, submit, nodes, limit, runtime)
+        for k, (submit, nodes, limit, runtime) in enumerate(jobs)
+    ]
+    return model_starts(policy, total, model_jobs, depth)
+
+
+_few = settings(
+    max_examples=30,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+
+POLICIES = [
+    ("fifo", None),
+    ("easy", None),
+    ("conservative", None),
+    ("hybrid", 2),
+]
+
+
+def single_cores(nodes, limit):
+    return make_jobspec(slots=nodes, cores=1, duration=limit)
+
+
+@pytest.mark.parametrize("policy, depth", POLICIES)
+@_few
+@given(st.integers(5, 12).flatmap(lambda n: st.tuples(st.just(n), workload(n))))
+def test_single_core_nodes_random_workloads(policy, depth, case):
+    total, jobs = case
+    starts = run_workload(policy, Machine.uniform(total, 1), jobs, single_cores, depth)
+    assert mismatches(starts, expected(policy, total, jobs, depth)) == []
+
+
+def whole_four_core_nodes(nodes, limit):
+    return make_jobspec(nodes=nodes, slots=nodes, cores=4, duration=limit)
+
+
+@pytest.mark.parametrize("policy, depth", POLICIES[1:3])
+@_few
+@given(workload(6))
+def test_whole_nodes_on_multicore_nodes_random_workloads(policy, depth, jobs):
+    machine = Machine.uniform(6, 4)
+    starts = run_workload(policy, machine, jobs, whole_four_core_nodes, depth)
+    assert mismatches(starts, expected(policy, 6, jobs, depth)) == []
+
+
+def exclusive_nodes(nodes, limit):
+    return make_jobspec(
+        nodes=nodes, slots=nodes, cores=1, duration=limit, exclusive=True
+    )
+
+
+@pytest.mark.parametrize("policy, depth", POLICIES[1:3])
+@_few
+@given(workload(7))
+def test_exclusive_nodes_on_a_mixed_machine_random_workloads(policy, depth, jobs):
+    # Nodes of 2, 4 and 8 cores, two with GPUs: an exclusive job takes
+    # whole nodes of any kind, so only node counts matter.
+    machine = Machine(
+        (NodeGroup(3, 2), NodeGroup(2, 4, gpus=2), NodeGroup(2, 8, properties=("big",)))
+    )
+    starts = run_workload(policy, machine, jobs, exclusive_nodes, depth)
+    assert mismatches(starts, expected(policy, 7, jobs, depth)) == []
+
+
+def test_tie_order_matches_the_model():
+    # At one instant ends come first, then arrivals, then the decision: a
+    # job ending at 100 frees its nodes for a job submitted at 100, and the
+    # head's reservation sees both.
+    jobs = [
+        (0.0, 3, 100.0, 100.0),
+        (0.0, 2, 50.0, 50.0),
+        (50.0, 4, 30.0, 30.0),
+        (100.0, 1, 200.0, 200.0),
+        (100.0, 2, 20.0, 20.0),
+    ]
+    for policy, depth in POLICIES:
+        starts = run_workload(policy, Machine.uniform(4, 1), jobs, single_cores, depth)
+        assert mismatches(starts, expected(policy, 4, jobs, depth)) == [], policy
