@@ -123,14 +123,24 @@ class CountedPlanning:
 
     def _held_counts(self) -> dict[int, tuple[float, float, int]]:
         """The reservations pending jobs hold, as counts: promises, and
-        reservations a pass with ranks left (their node counts)."""
+        reservations a pass with ranks left (their node counts).
+
+        A reservation whose start has passed without the job starting (a
+        running job overran its planned end, e.g. in housekeeping) is
+        overdue: it no longer holds anything, and its job is placed again
+        like a new one, around the jobs ahead of it only (as
+        ``Planner.still_valid`` has it for reservations on ranks).  Held
+        as is, it would be clipped to ``[now, old end)`` and push the
+        jobs ahead of it later.
+        """
+        now = self.planner.now
         held = {}
         for jobid, promise in self.planner.promises.items():
-            if jobid in self._pending:
+            if jobid in self._pending and promise[0] >= now:
                 held[jobid] = promise
         for jobid, item in self.planner.reservations.items():
             nodes = self._whole.get(jobid)
-            if nodes is not None:
+            if nodes is not None and item.start >= now:
                 held[jobid] = (item.start, item.end, nodes)
         return held
 
