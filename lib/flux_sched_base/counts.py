@@ -36,14 +36,24 @@ def _fixed(count) -> bool:
     return getattr(count, "_values", None) is None and count.min == count.max
 
 
-def whole_nodes(request, node_cores: dict, node_gpus: dict) -> int | None:
+def machine_of(node_cores: dict, node_gpus: dict) -> tuple[frozenset, int]:
+    """What :func:`whole_nodes` needs to know of a machine: the set of core
+    counts of its nodes and the fewest GPUs any node has."""
+    least_gpus = min((node_gpus.get(rank, 0) for rank in node_cores), default=0)
+    return frozenset(node_cores.values()), least_gpus
+
+
+def whole_nodes(
+    request, node_cores: dict, node_gpus: dict, machine: tuple | None = None
+) -> int | None:
     """The number of whole nodes *request* takes, or None if it is not
     a whole-node request on every node of this machine.
 
     A request counts in whole nodes when it has no constraint, fixed counts
     (no RFC 14 ranges), any node can host one node's share of it, and that
     share leaves nothing another job could use (all of the node's cores).
-    *node_cores* and *node_gpus* map every rank to its core and GPU counts.
+    *node_cores* and *node_gpus* map every rank to its core and GPU counts;
+    *machine*, if given, is :func:`machine_of` them, computed once.
     """
     try:
         constraint = request.constraint
@@ -59,8 +69,7 @@ def whole_nodes(request, node_cores: dict, node_gpus: dict) -> int | None:
         return None
     if not (_fixed(node_count) and _fixed(slot_count)):
         return None
-    cores = set(node_cores.values())
-    least_gpus = min((node_gpus.get(rank, 0) for rank in node_cores), default=0)
+    cores, least_gpus = machine or machine_of(node_cores, node_gpus)
     if exclusive:
         if min(cores) < slot_size or gpu_per_slot > least_gpus or nnodes < 1:
             return None

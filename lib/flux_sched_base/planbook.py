@@ -174,6 +174,7 @@ class PlanBook:
             len(self.node_cores),
         )
         self._max_node_cores = max(self.node_cores.values(), default=0)
+        self._machine = None  # see Planner.whole_nodes
         self.profile.capacity = capacity
         self._held = None
         self._most_slots: dict = {}

@@ -97,7 +97,12 @@ class Planner(PlanBook):
     def whole_nodes(self, request) -> int | None:
         """Whole nodes *request* takes on this machine, or None (see
         :func:`flux_sched_base.counts.whole_nodes`)."""
-        return counts.whole_nodes(request, self.node_cores, self._node_gpus)
+        machine = self._machine
+        if machine is None:
+            machine = self._machine = counts.machine_of(
+                self.node_cores, self._node_gpus
+            )
+        return counts.whole_nodes(request, self.node_cores, self._node_gpus, machine)
 
     def node_profile(self) -> counts.NodeProfile:
         """Whole free up nodes over time, from the running jobs alone."""
@@ -183,17 +188,30 @@ class Planner(PlanBook):
         at *t*; *R* is the allocator's own choice there.
         """
         now = self.now
-        since: dict[int, float] = {}
-        for rank in self.up:
-            free_since = now
-            for start, end, _, _ in self._items_on(rank, considered):
-                if end <= t and start < t and end > free_since:
-                    free_since = end
-            if free_since < t:
-                since[rank] = free_since
-        if not since:
+        # When each up rank last got lighter before t: the latest end, in
+        # (now, t], of a running job or respected reservation on it.
+        since = dict.fromkeys(self.up, now)
+        ending = [
+            self.running[jobid]
+            for _, jobid in self._running_ends.irange(
+                (now, INF), (t, INF), inclusive=(False, True)
+            )
+        ]
+        ending += [
+            item
+            for item in self.reservations_overlapping(now, t)
+            if item.end <= t and considered(item)
+        ]
+        for item in ending:
+            for rank in item.ranks:
+                if since.get(rank, INF) < item.end:
+                    since[rank] = item.end
+        order = sorted(
+            (rank for rank, when in since.items() if when < t),
+            key=lambda rank: (since[rank], rank),
+        )
+        if not order:
             return R
-        order = sorted(since, key=lambda rank: (since[rank], rank))
         pool = self.scratch.pool
 
         def without(k: int):
@@ -211,13 +229,18 @@ class Planner(PlanBook):
                 pool.mark_up(hidden)
             return found
 
-        # Usually the ranks freed at t are enough: one probe.  Otherwise
-        # the most that can be hidden, by bisection (hiding more never
-        # helps the allocator).
+        # Often the ranks freed at t are enough, or they and as many
+        # early-free ones as R has ranks: one or two probes.  Otherwise the
+        # most that can be hidden, by bisection (hiding more never helps
+        # the allocator).
         found = without(len(order))
         if found is not None:
             return found
-        best, lo, hi = R, 0, len(order) - 1
+        k = max(0, len(order) - len(parse_ranks(R)))
+        found = without(k) if k > 0 else None
+        if found is not None:
+            return found
+        best, lo, hi = R, 0, k - 1
         while lo < hi:
             k = (lo + hi + 1) // 2
             found = without(k)
