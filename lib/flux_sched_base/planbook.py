@@ -288,14 +288,18 @@ class PlanBook:
     def release(self, jobid: int, R=None, final: bool = True, now: float = 0.0) -> None:
         """A running job released resources (all of them if *final*).
 
-        A release before the job's planned end makes the plan lighter.
+        A release before the job's planned end makes the plan lighter.  So
+        does one after it: an overdue job (still in housekeeping past its
+        limit) held its ranks now in the pool while the plan had it ended,
+        so a reservation placed meanwhile could not use them from now on,
+        and is placed at a later time no event may ever come back to.
         """
         item = self.running.get(jobid)
         if item is None:
             return
         self.invalidate()
         freed = set(item.ranks) if final or R is None else set(parse_ranks(R))
-        if item.end > now:
+        if item.end != now:
             self._lighten(freed & set(item.ranks))
         self._remove_running(item)
         if final or R is None:
