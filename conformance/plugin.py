@@ -42,7 +42,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.clauses import POLICIES, load_clauses
+from conformance.clauses import GENERIC_CLAUSES, POLICIES, load_clauses
 from conformance.findings import Finding
 from conformance.verdicts import ProbeRecord, verdicts
 
@@ -123,7 +123,10 @@ def pytest_addoption(parser):
 
 
 def select_clauses(patterns: list[str] | None) -> set[str]:
-    """Clause ids matching any of *patterns* (all if None).
+    """Clause ids matching any of *patterns* (all if None), plus the
+    clauses the runner judges on every probe (budgets, crashes): whatever
+    runs is judged on those, so a hang or crash is never hidden by a
+    selection.
 
     Raises:
         pytest.UsageError: a pattern matches no clause.
@@ -143,21 +146,22 @@ def select_clauses(patterns: list[str] | None) -> set[str]:
             if not hits:
                 raise pytest.UsageError(f"--clause {pattern!r} matches no clause")
             chosen.update(hits)
-    return chosen
+    return chosen | set(GENERIC_CLAUSES)
 
 
 def select_probes(selected: set[str], policy: str) -> list[str]:
     """Probes that apply to *policy* and judge a selected clause, most
     expensive first (so parallel workers finish together)."""
-    from conformance.clauses import GENERIC_CLAUSES
     from conformance.probes import all_probes
 
     chosen = []
-    generic = set(GENERIC_CLAUSES)
+    wanted = set(selected) - set(GENERIC_CLAUSES)
+    if not wanted:  # only budget clauses asked for: every probe judges them
+        wanted = set(GENERIC_CLAUSES)
     for p in all_probes().values():
         if not p.applies_to(policy):
             continue
-        if selected & (set(p.judges()) | generic):
+        if wanted & (set(p.judges()) | set(GENERIC_CLAUSES)):
             chosen.append(p)
     chosen.sort(key=lambda p: (-p.cost, p.name))
     return [p.name for p in chosen]

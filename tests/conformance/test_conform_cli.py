@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from conformance.clauses import GENERIC_CLAUSES
 from flux_schedkit import cli
 from flux_schedkit.commands import conform
 
@@ -32,7 +33,7 @@ def test_correct_module_passes_selected_clauses_and_writes_files(tmp_path, capsy
         "-k",
         "stats.answers",
         "-k",
-        "alloc.R-disjoint",
+        "ready.mode",
         "--certificate",
         str(cert),
         "--junit",
@@ -40,14 +41,18 @@ def test_correct_module_passes_selected_clauses_and_writes_files(tmp_path, capsy
     )
     out = capsys.readouterr().out
     assert status == 0, out
-    assert "2 pass, 0 fail" in out
+    # The two selected clauses, and the budget clauses every probe that ran
+    # is judged on (a hang or crash is never hidden by a selection).
+    wanted = sorted(["ready.mode", "stats.answers", *GENERIC_CLAUSES])
+    assert f"{len(wanted)} pass, 0 fail" in out
     data = json.loads(cert.read_text())
     assert data["verdict"] == "pass"
-    assert sorted(c["id"] for c in data["clauses"]) == [
-        "alloc.R-disjoint",
-        "stats.answers",
+    assert sorted(c["id"] for c in data["clauses"]) == wanted
+    assert data["selected"] == wanted
+    assert [p["name"] for p in data["probes"]] == [
+        "protocol:ready-mode",
+        "protocol:stats",
     ]
-    assert data["selected"] == ["alloc.R-disjoint", "stats.answers"]
     assert "<testcase" in junit.read_text()
 
 
