@@ -10,8 +10,10 @@ from __future__ import annotations
 import ast
 import os
 import re
+import select
 import signal
 import textwrap
+import threading
 from pathlib import Path
 
 import pytest
@@ -21,6 +23,7 @@ from conformance.findings import FAIL, PASS
 from conformance.probes import execute
 from conformance.runner import Budgets, Runner, preflight
 
+INPUTS = Path(__file__).parent / "inputs"
 GALLERY = Path(__file__).parent / "gallery"
 #: A library scenario: a job runs, a second one waits and is cancelled.
 PROBE = "scenario:cancel-pending-job"
@@ -249,21 +252,38 @@ def test_a_recycled_child_is_replaced():
     assert first.stats["isolation"]["pid"] != second.stats["isolation"]["pid"]
 
 
-def test_ctrl_c_kills_the_child_and_propagates():
-    budgets = Budgets(probe_wall=60.0, callback_wall=60.0)
-    runner = Runner(str(GALLERY / "sleep_in_callback.py"), [], budgets=budgets)
+def test_ctrl_c_kills_the_child_and_propagates(tmp_path, monkeypatch):
+    # The scheduler writes to a FIFO once it is stuck in its callback; a
+    # helper thread waits for that (bounded) and only then interrupts the
+    # main thread, so the interrupt always lands while run() waits.
+    marker = tmp_path / "stuck"
+    os.mkfifo(marker)
+    monkeypatch.setenv("SCHEDKIT_TEST_MARKER", str(marker))
+    budgets = Budgets(probe_wall=120.0, callback_wall=120.0)
+    runner = Runner(str(INPUTS / "waits_for_interrupt.py"), [], budgets=budgets)
+    main = threading.get_ident()
 
     def interrupt(signum, frame):
         raise KeyboardInterrupt
 
+    def interrupt_once_stuck():
+        fd = os.open(marker, os.O_RDONLY | os.O_NONBLOCK)
+        try:
+            ready, _, _ = select.select([fd], [], [], 100)
+        finally:
+            os.close(fd)
+        if ready:
+            signal.pthread_kill(main, signal.SIGALRM)
+
     previous = signal.signal(signal.SIGALRM, interrupt)
+    helper = threading.Thread(target=interrupt_once_stuck, daemon=True)
+    helper.start()
     try:
-        signal.setitimer(signal.ITIMER_REAL, 2.0)
         with pytest.raises(KeyboardInterrupt):
             runner.run(PROBE)
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+        helper.join(5)
     assert runner.pid is None
     runner.close()
 

@@ -34,14 +34,40 @@ class GalleryFifo(Scheduler):
         super().feasibility_check(msg, jobspec)
 
     def schedule(self):
+        """Start queued jobs in order until the head one does not fit.
+
+        Each outcome for the head job goes through one override point, so
+        a gallery module can break one of them without copying this loop:
+        :meth:`start` (the job fits), :meth:`wait` (it does not fit yet) and
+        :meth:`refuse` (it can never fit).
+        """
         while self._queue:
             job = self._queue[0]
             try:
                 alloc = self.resources.alloc(job.jobid, job.resource_request)
             except InsufficientResources:
+                self.wait(job)
                 break
             except InfeasibleRequest as exc:
-                job.request.deny(str(exc))
+                if not self.refuse(job, exc):
+                    break
             else:
-                job.request.success(alloc)
+                self.start(job, alloc)
             heapq.heappop(self._queue)
+
+    def start(self, job, alloc):
+        """Answer ``job`` with SUCCESS for ``alloc``, which the pool already
+        records; ``job`` is still at the head of the queue and is popped after
+        this returns."""
+        job.request.success(alloc)
+
+    def wait(self, job):
+        """``job``, at the head of the queue, does not fit yet; this pass ends
+        when this returns.  The base leaves it queued and sends nothing."""
+
+    def refuse(self, job, exc):
+        """``job`` can never fit (``exc`` is the :class:`InfeasibleRequest`):
+        deny it and return True, so it is popped and the pass goes on.
+        Return False to leave it at the head of the queue and end the pass."""
+        job.request.deny(str(exc))
+        return True

@@ -2,12 +2,11 @@
 pool records the short R).
 """
 
-import heapq
 import os
 import sys
 
 from flux.idset import IDset
-from flux.resource import InfeasibleRequest, InsufficientResources, ResourcePool
+from flux.resource import ResourcePool
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _base import GalleryFifo  # noqa: E402
@@ -18,20 +17,10 @@ CLAUSE = "alloc.R-matches-request"
 class OneCoreShort(GalleryFifo):
     """Gives multi-slot jobs one core short (its pool records the short R)."""
 
-    def schedule(self):
-        while self._queue:
-            job = self._queue[0]
-            try:
-                alloc = self.resources.alloc(job.jobid, job.resource_request)
-            except InsufficientResources:
-                break
-            except InfeasibleRequest as exc:
-                job.request.deny(str(exc))
-            else:
-                if job.resource_request.nslots > 1:
-                    alloc = self._one_core_short(job.jobid, alloc)
-                job.request.success(alloc)
-            heapq.heappop(self._queue)
+    def start(self, job, alloc):
+        if job.resource_request.nslots > 1:
+            alloc = self._one_core_short(job.jobid, alloc)
+        job.request.success(alloc)
 
     def _one_core_short(self, jobid, alloc):
         R = alloc.to_dict()

@@ -6,8 +6,6 @@ import heapq
 import os
 import sys
 
-from flux.resource import InfeasibleRequest, InsufficientResources
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _base import GalleryFifo  # noqa: E402
 
@@ -21,22 +19,11 @@ class CancelsUnasked(GalleryFifo):
         super().__init__(h, *args)
         self._cancelled = set()
 
-    def schedule(self):
-        while self._queue:
-            job = self._queue[0]
-            try:
-                alloc = self.resources.alloc(job.jobid, job.resource_request)
-            except InsufficientResources:
-                if job.jobid not in self._cancelled:
-                    self._cancelled.add(job.jobid)
-                    heapq.heappop(self._queue)
-                    job.request.cancel()
-                break
-            except InfeasibleRequest as exc:
-                job.request.deny(str(exc))
-            else:
-                job.request.success(alloc)
+    def wait(self, job):
+        if job.jobid not in self._cancelled:
+            self._cancelled.add(job.jobid)
             heapq.heappop(self._queue)
+            job.request.cancel()
 
 
 def mod_main(h, *args):

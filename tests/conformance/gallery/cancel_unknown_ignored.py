@@ -2,11 +2,8 @@
 CANCEL.
 """
 
-import heapq
 import os
 import sys
-
-from flux.resource import InfeasibleRequest, InsufficientResources
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _base import GalleryFifo  # noqa: E402
@@ -21,19 +18,9 @@ class CancelsRunning(GalleryFifo):
         super().__init__(h, *args)
         self._started = {}
 
-    def schedule(self):
-        while self._queue:
-            job = self._queue[0]
-            try:
-                alloc = self.resources.alloc(job.jobid, job.resource_request)
-            except InsufficientResources:
-                break
-            except InfeasibleRequest as exc:
-                job.request.deny(str(exc))
-            else:
-                self._started[job.jobid] = job.request
-                job.request.success(alloc)
-            heapq.heappop(self._queue)
+    def start(self, job, alloc):
+        self._started[job.jobid] = job.request
+        job.request.success(alloc)
 
     def free(self, jobid, R, final=False):
         super().free(jobid, R, final)
