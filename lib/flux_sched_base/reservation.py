@@ -295,6 +295,11 @@ class ReservationScheduler(CountedPlanning, PlanningScheduler):
         else:
             self._reserve(ahead, start, R)
         self._reserve(job, theirs.start, theirs.R)
+        # That reservation was placed around the plan as it was when
+        # *ahead* last looked: what got lighter since (*job*'s old
+        # reservation, the swap itself) is still to be looked at, or the
+        # job may wait for a start no event comes back to.
+        planner.reservations[job.jobid].checked = theirs.checked
         return True
 
     def _lightened_starts(self, job, res, checked: int, lightened: set[int]):
