@@ -151,3 +151,45 @@ def test_ctrl_c_ends_the_run_with_130_and_no_traceback(tmp_path):
     assert proc.returncode == 130, out + err
     assert "Traceback" not in out + err
     assert "interrupted" in err
+
+
+def test_plain_pytest_with_the_plugin_certifies_a_module(tmp_path):
+    # Another project's CI: `pip install flux-schedkit`, then pytest alone
+    # (the plugin comes from the pytest11 entry point).
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            "--scheduler",
+            str(GALLERY / "correct_fifo.py"),
+            "--schedkit-clause",
+            "stats.answers",
+            "--schedkit-certificate",
+            str(tmp_path / "c.json"),
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "flux-schedkit conformance" in proc.stdout
+    assert "stats.answers" in proc.stdout
+    assert json.loads((tmp_path / "c.json").read_text())["verdict"] == "pass"
+
+
+def test_plain_pytest_without_scheduler_is_untouched(tmp_path):
+    (tmp_path / "test_own.py").write_text("def test_own():\n    assert True\n")
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "1 passed" in proc.stdout
+    assert "flux-schedkit conformance" not in proc.stdout
