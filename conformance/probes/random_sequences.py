@@ -374,6 +374,11 @@ def build_machine_class(ctx: ProbeContext, record: dict):
     return SchedulerMachine
 
 
+#: Examples per hypothesis run; a deep run is several runs (see
+#: :func:`run_sequences`).
+CHUNK_EXAMPLES = 1000
+
+
 def _shrink_seconds(ctx: ProbeContext) -> float:
     """:data:`SHRINK_SECONDS`, or less if the runner gives the probe little
     wall time (``probe_wall`` in its limits)."""
@@ -396,29 +401,40 @@ def run_sequences(ctx: ProbeContext) -> list[Finding]:
         ) from exc
 
     record: dict = {}
-    machine_class = hypothesis_seed(ctx.seed)(build_machine_class(ctx, record))
-    config = settings(
-        max_examples=max(1, ctx.examples),
-        deadline=None,
-        database=None,
-        derandomize=False,
-        stateful_step_count=STEPS,
-        suppress_health_check=list(HealthCheck),
-        phases=(Phase.generate, Phase.shrink),
-        verbosity=Verbosity.normal,
-        print_blob=False,
-        report_multiple_bugs=False,
-    )
     lines: list[str] = []
     error: BaseException | None = None
-    with (
-        with_reporter(lambda text: lines.append(str(text))),
-        shrink_limit(_shrink_seconds(ctx)),
-    ):
-        try:
-            run_state_machine_as_test(machine_class, settings=config)
-        except Exception as exc:  # noqa: BLE001 - any failure is the finding
-            error = exc
+    # Hypothesis keeps every example's choices until its run ends (about
+    # 0.2 MB each here), so a deep run goes in chunks, each a fresh engine
+    # with its own seed derived from ctx.seed: memory stays bounded.
+    remaining = max(1, ctx.examples)
+    chunk = 0
+    while remaining > 0 and error is None:
+        size = min(CHUNK_EXAMPLES, remaining)
+        seed = ctx.seed if chunk == 0 else ctx.seed * 1_000_003 + chunk
+        machine_class = hypothesis_seed(seed)(build_machine_class(ctx, record))
+        config = settings(
+            max_examples=size,
+            deadline=None,
+            database=None,
+            derandomize=False,
+            stateful_step_count=STEPS,
+            suppress_health_check=list(HealthCheck),
+            phases=(Phase.generate, Phase.shrink),
+            verbosity=Verbosity.normal,
+            print_blob=False,
+            report_multiple_bugs=False,
+        )
+        with (
+            with_reporter(lambda text: lines.append(str(text))),
+            shrink_limit(_shrink_seconds(ctx)),
+        ):
+            try:
+                run_state_machine_as_test(machine_class, settings=config)
+            except Exception as exc:  # noqa: BLE001 - any failure is the finding
+                error = exc
+        remaining -= size
+        chunk += 1
+    ctx.stats["chunks"] = chunk
     ctx.stats["examples"] = record.get("examples", 0)
     ctx.stats["examples_requested"] = ctx.examples
     ctx.stats["steps"] = record.get("steps", 0)
@@ -441,6 +457,7 @@ def run_sequences(ctx: ProbeContext) -> list[Finding]:
 
 
 __all__ = [
+    "CHUNK_EXAMPLES",
     "CLAUSE",
     "SHAPES",
     "SHRINK_SECONDS",
