@@ -10,3 +10,26 @@ test module is collected and imports ``flux``.
 from mock_broker import flux_substitute
 
 flux_substitute.install()
+
+
+import pytest  # noqa: E402
+
+from conformance.referee import Referee  # noqa: E402
+from mock_broker.runtime.broker import MockBroker  # noqa: E402
+
+
+@pytest.fixture
+def make_broker():
+    """Build MockBrokers with the kit's referee attached; every one is
+    closed (module threads end) after the test."""
+    made: list[MockBroker] = []
+
+    def make(*args, **kwargs) -> MockBroker:
+        broker = MockBroker(*args, **kwargs)
+        Referee.attach(broker)
+        made.append(broker)
+        return broker
+
+    yield make
+    for broker in made:
+        broker.close()

@@ -13,9 +13,8 @@ from pathlib import Path
 import pytest
 from flux.job import JobID
 
-from conformance.referee import Referee, RefereeError
+from conformance.referee import RefereeError
 from mock_broker.machine import Machine
-from mock_broker.runtime.broker import MockBroker
 
 # The broken test schedulers and their helpers live with the mock broker's tests.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mock_broker"))
@@ -29,23 +28,6 @@ from mock_broker_helpers import (  # noqa: E402
     sched,
     whole_nodes,
 )
-
-
-@pytest.fixture
-def make_broker():
-    """MockBrokers with a referee attached, closed after the test."""
-    made: list[MockBroker] = []
-
-    def make(*args, **kwargs) -> MockBroker:
-        broker = MockBroker(*args, **kwargs)
-        Referee.attach(broker)
-        made.append(broker)
-        return broker
-
-    yield make
-    for broker in made:
-        broker.close()
-
 
 # -- the sequences ------------------------------------------------------------------
 
