@@ -1,24 +1,33 @@
-"""Time per scheduling pass of the reference schedulers, on the mock broker.
+"""Time per scheduling pass of the reference schedulers, on queues from real traces.
 
-A machine of 1,024 nodes x 16 cores runs 1,000 one-node jobs (the
-scheduler learns them in its hello, as after a restart); 1,000, 10,000 or
-100,000 more are queued behind them.  The script then lets running jobs
-end (most end before their time limit) and times the passes that follow:
-the work done inside each pass, summed over its generator steps with
-``time.perf_counter`` (the ``recent_pass_times`` of ``stats-get`` for the
-reference schedulers, the same wrapper around ``schedule()`` for
-flux-core's ``sched-backfill.py``).  It prints the median and the 90th
-percentile per policy and queue length, and each median's ratio to
-easy's at the same length.
+A machine of 1,024 nodes x 16 cores runs about 1,000 jobs (the scheduler
+learns them in its hello, as after a restart) and has 1,000, 10,000 or
+100,000 more queued behind them.  Every job, running or queued, is a job
+of a real trace (``--trace``: CEA-Curie or KTH-SP2 from ``../shared/traces``,
+or any SWF file): its processors become 1-core slots (or whole nodes with
+``--whole-nodes``), its requested time the duration limit, its run time
+how long it runs.  Queued jobs get distinct priorities (seeded), so the
+queue is not in submission order and no two requests are alike.
 
-flux-core's ``sched-backfill.py`` is not part of this repository.  To run
-it side by side, give the path of a copy of flux-core's source file with
-``--upstream PATH`` or in ``$SCHEDKIT_UPSTREAM_BACKFILL``; without one it
-is skipped with a message.
+The script then lets running jobs end, one end time at a time, and times
+the passes that follow: the work done inside each pass, summed over its
+generator steps with ``time.perf_counter`` (``recent_pass_times`` of
+``stats-get`` for the reference schedulers, the same wrapper around
+``schedule()`` for flux-core's ``sched-backfill.py``).  Passes are reported
+in two groups, those after an end that let nothing start (the common case
+on a full machine) and those that started jobs, with the mean, 95th
+percentile and maximum of each; the first pass (all jobs arriving at once
+at load time) is reported on its own.
 
-    python benchmarks/sched_pass.py [--pending 1000 10000 100000]
-        [--policies easy conservative fifo] [--passes 30]
-        [--upstream PATH] [--upstream-max-pending 10000]
+Schedulers are named ``fifo``, ``easy``, ``conservative`` (unlimited
+reservation depth) or ``conservative:N`` (depth N), or ``sched-backfill``
+for flux-core's own, which is not part of this repository: give the path
+of a copy of flux-core's ``src/modules/sched-backfill.py`` with
+``--upstream PATH`` or in ``$SCHEDKIT_UPSTREAM_BACKFILL``.
+
+    python benchmarks/sched_pass.py [--trace curie|kth|PATH] [--whole-nodes]
+        [--pending 1000 10000 100000] [--schedulers easy conservative:64 ...]
+        [--passes 40] [--upstream PATH]
 """
 
 from __future__ import annotations
@@ -30,88 +39,169 @@ import random
 import statistics
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from conformance.referee import Referee
 from mock_broker.jobspec import make_jobspec
 from mock_broker.machine import Machine
 from mock_broker.runtime.broker import MockBroker
+from replay.swf import SWFJob, read_swf
 
 ROOT = Path(__file__).resolve().parent.parent
-NODES, CORES, RUNNING = 1024, 16, 1000
-POLICY_ARGS = {
-    "fifo": ["queue-depth=unlimited"],
-    "easy": ["queue-depth=unlimited"],
-    "conservative": ["queue-depth=unlimited", "reservation-depth=64"],
-    "sched-backfill": ["queue-depth=unlimited"],
+TRACES = {
+    "curie": ROOT.parent / "shared" / "traces" / "CEA-Curie-2011-2.1-cln-b2.swf.gz",
+    "kth": ROOT.parent / "shared" / "traces" / "KTH-SP2-1996-2.1-cln.swf.gz",
 }
+NODES, CORES, RUNNING = 1024, 16, 1000
+#: Running jobs are drawn from trace jobs this small, so that about 1,000
+#: of them fit on the machine together.
+RUNNING_MAX_CORES = 32
 
 
-def _pending_jobspec(rng: random.Random) -> tuple[dict, float]:
-    """A queued job: mostly whole nodes, some sub-node; 10 min to 8 h."""
-    duration = float(rng.choice([600, 1800, 3600, 7200, 14400, 28800]))
-    kind = rng.random()
-    if kind < 0.5:
-        spec = make_jobspec(nodes=1, slots=1, cores=CORES, duration=duration)
-    elif kind < 0.7:
-        n = rng.choice([2, 3, 4])
-        spec = make_jobspec(nodes=n, slots=n, cores=CORES, duration=duration)
-    elif kind < 0.85:
-        n = rng.choice([8, 16, 32])
-        spec = make_jobspec(nodes=n, slots=n, cores=CORES, duration=duration)
-    else:
-        spec = make_jobspec(slots=1, cores=4, duration=duration)
-    return spec, duration * rng.uniform(0.3, 1.0)
+def scheduler_target(name: str, upstream: str | None) -> tuple[str, list[str]]:
+    """The load spec and module arguments for a scheduler name."""
+    if name == "sched-backfill":
+        if upstream is None:
+            raise SystemExit("sched-backfill needs --upstream PATH")
+        return _timed_upstream(upstream), ["queue-depth=unlimited"]
+    policy, _, depth = name.partition(":")
+    if policy not in ("fifo", "easy", "conservative"):
+        raise SystemExit(f"unknown scheduler {name!r}")
+    args = ["queue-depth=unlimited"]
+    if depth:
+        if policy != "conservative":
+            raise SystemExit(f"{name}: only conservative takes a depth")
+        args.append(f"reservation-depth={depth}")
+    return str(ROOT / "schedulers" / policy / f"schedkit-{policy}.py"), args
 
 
-def build(target: str, args: list[str], pending: int, seed: int = 1) -> MockBroker:
-    """~1,000 jobs already running (the scheduler learns them in its hello),
-    then load *target* and queue *pending* more."""
+def trace_jobs(path: Path) -> list[SWFJob]:
+    """Usable jobs of a trace (known size, run time and limit, fit the machine)."""
+    if not path.is_file():
+        raise SystemExit(f"{path}: no such trace")
+    jobs = read_swf(path).jobs
+    usable = [
+        j
+        for j in jobs
+        if j.requested_time > 0 and j.run > 0 and j.procs <= NODES * CORES
+    ]
+    if not usable:
+        raise SystemExit(f"{path}: no usable jobs")
+    return usable
+
+
+def jobspec_for(job: SWFJob, whole_nodes: bool) -> dict:
+    limit = float(job.requested_time)
+    if whole_nodes:
+        n = -(-job.procs // CORES)
+        return make_jobspec(nodes=n, slots=n, cores=CORES, duration=limit)
+    return make_jobspec(slots=job.procs, cores=1, duration=limit)
+
+
+def _running_R(cores: list[tuple[int, list[int]]], start: float, end: float) -> dict:
+    return {
+        "version": 1,
+        "execution": {
+            "R_lite": [
+                {"rank": str(rank), "children": {"core": ",".join(map(str, ids))}}
+                for rank, ids in cores
+            ],
+            "nodelist": [f"node{rank}" for rank, _ in cores],
+            "starttime": start,
+            "expiration": end,
+        },
+    }
+
+
+def build(
+    target: str,
+    args: list[str],
+    jobs: list[SWFJob],
+    pending: int,
+    whole_nodes: bool,
+    seed: int = 1,
+) -> MockBroker:
+    """About 1,000 trace jobs running, *pending* more queued, then load
+    *target*: it learns the running ones in its hello and gets every
+    queued one at once."""
     rng = random.Random(seed)
     broker = MockBroker(Machine.uniform(NODES, CORES), seed=seed)
     Referee.attach(broker)
     t0 = broker.now
-    for rank in range(RUNNING):
-        duration = float(rng.choice([3600, 7200, 14400]))
-        # Started up to an hour ago; most will end before their time limit.
-        start = t0 - rng.uniform(0, 3600)
-        end = start + duration
-        spec = make_jobspec(nodes=1, slots=1, cores=CORES, duration=duration)
-        R = {
-            "version": 1,
-            "execution": {
-                "R_lite": [{"rank": str(rank), "children": {"core": f"0-{CORES - 1}"}}],
-                "nodelist": [f"node{rank}"],
-                "starttime": start,
-                "expiration": end,
-            },
-        }
-        runtime = max(1.0, (end - t0) * rng.uniform(0.3, 1.0))
-        broker.jobs.add_running(R, spec, runtime=runtime)
+    small = [j for j in jobs if j.procs <= RUNNING_MAX_CORES]
+    free = {rank: list(range(CORES)) for rank in range(NODES)}
+    rank = 0
+    placed = 0
+    while placed < RUNNING and rank < NODES:
+        job = rng.choice(small)
+        want = CORES * -(-job.procs // CORES) if whole_nodes else job.procs
+        taken: list[tuple[int, list[int]]] = []
+        r = rank
+        while want > 0 and r < NODES:
+            ids = free[r][:want]
+            free[r] = free[r][len(ids) :]
+            taken.append((r, ids))
+            want -= len(ids)
+            if not free[r]:
+                r += 1
+        if want > 0:
+            break
+        rank = r
+        limit = float(job.requested_time)
+        start = t0 - rng.uniform(0, min(limit, job.run) * 0.9)
+        end = start + limit
+        runtime = max(1.0, min(job.run, limit) - (t0 - start))
+        spec = jobspec_for(job, whole_nodes)
+        broker.jobs.add_running(_running_R(taken, start, end), spec, runtime=runtime)
+        placed += 1
+    priorities = rng.sample(range(1, 2**31), pending)
+    for priority in priorities:
+        job = rng.choice(jobs)
+        spec = jobspec_for(job, whole_nodes)
+        broker.jobs.submit(
+            spec, priority=priority, runtime=min(job.run, job.requested_time)
+        )
     broker.load(target, args)
-    for _ in range(pending):
-        spec, runtime = _pending_jobspec(rng)
-        broker.jobs.submit(spec, runtime=runtime)
     broker.run_until_quiet()
     return broker
 
 
-def measure(broker: MockBroker, passes: int) -> list[float]:
-    """Let jobs end, one end time at a time; return the pass times seen."""
-    times: list[float] = []
-    done = broker.stats()["passes_completed"]
-    while len(times) < passes:
+@dataclass
+class Measured:
+    first: float = 0.0
+    idle: list[float] = field(default_factory=list)  # passes that started nothing
+    busy: list[float] = field(default_factory=list)  # passes that started jobs
+    started: int = 0
+
+
+def measure(broker: MockBroker, passes: int) -> Measured:
+    """Let jobs end, one end time at a time; sort the passes that follow."""
+    result = Measured()
+    stats = broker.stats()
+    recent = stats["recent_pass_times"]
+    # The first pass, if it is still among the recent ones, else the longest.
+    if recent and stats["passes_completed"] <= len(recent):
+        result.first = recent[0]
+    else:
+        result.first = stats.get("max_pass_time", 0.0)
+    done = stats["passes_completed"]
+    while len(result.idle) + len(result.busy) < passes:
         running = broker.jobs.jobs_in("RUN")
         if not running:
             break
         ends = [min(j.t_run + j.runtime, j.expiration or float("inf")) for j in running]
+        before = len(broker.jobs.jobs_in("SCHED"))
         broker.run_until(max(min(ends), broker.now))
+        started = before - len(broker.jobs.jobs_in("SCHED"))
         stats = broker.stats()
         new = stats["passes_completed"] - done
         done = stats["passes_completed"]
         if new > 0:
-            times.extend(stats["recent_pass_times"][-new:])
-    return times[:passes]
+            times = stats["recent_pass_times"][-new:]
+            (result.busy if started > 0 else result.idle).extend(times)
+            result.started += max(started, 0)
+    return result
 
 
 # -- flux-core's sched-backfill.py, timed the same way --------------------------
@@ -130,6 +220,7 @@ def _timed_upstream(path: str) -> str:
             super().__init__(h, *args)
             self._bench_times: list[float] = []
             self._bench_done = 0
+            self._bench_max = 0.0
 
         def schedule(self):
             gen = super().schedule()
@@ -149,12 +240,14 @@ def _timed_upstream(path: str) -> str:
             finally:
                 gen.close()
             self._bench_done += 1
+            self._bench_max = max(self._bench_max, elapsed)
             self._bench_times = (self._bench_times + [elapsed])[-32:]
 
         def stats_get(self):
             stats = super().stats_get()
             stats["passes_completed"] = self._bench_done
             stats["recent_pass_times"] = list(self._bench_times)
+            stats["max_pass_time"] = self._bench_max
             return stats
 
     module.TimedBackfill = TimedBackfill
@@ -164,100 +257,80 @@ def _timed_upstream(path: str) -> str:
 
 def upstream_path(given: str | None) -> str | None:
     path = given or os.environ.get("SCHEDKIT_UPSTREAM_BACKFILL")
-    if not path:
-        print(
-            "sched-backfill: skipped (give a copy of flux-core's "
-            "src/modules/sched-backfill.py with --upstream PATH or "
-            "$SCHEDKIT_UPSTREAM_BACKFILL)"
-        )
-        return None
-    if not os.path.isfile(path):
-        print(f"sched-backfill: skipped ({path}: no such file)")
-        return None
+    if path and not os.path.isfile(path):
+        raise SystemExit(f"{path}: no such file")
     return path
 
 
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+def summary(times: list[float]) -> str:
+    """``mean / p95 / max`` in milliseconds."""
+    if not times:
+        return "-"
+    ordered = sorted(times)
+    p95 = ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
+    return f"{statistics.fmean(times) * 1e3:.1f} / {p95 * 1e3:.1f} / {ordered[-1] * 1e3:.1f}"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--trace", default="curie", help="curie, kth or an SWF path")
+    parser.add_argument("--whole-nodes", action="store_true")
     parser.add_argument("--pending", type=int, nargs="+", default=[1000, 10000, 100000])
     parser.add_argument(
-        "--policies", nargs="+", default=["fifo", "easy", "conservative"]
+        "--schedulers",
+        nargs="+",
+        default=["fifo", "easy", "conservative:64", "conservative"],
     )
-    parser.add_argument("--passes", type=int, default=30)
+    parser.add_argument("--passes", type=int, default=40)
     parser.add_argument("--upstream", help="path of flux-core's sched-backfill.py")
-    parser.add_argument(
-        "--upstream-max-pending",
-        type=int,
-        default=10000,
-        help="skip sched-backfill above this queue length (its passes are long)",
-    )
-    parser.add_argument("--upstream-passes", type=int, default=10)
+    parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
 
-    targets = [
-        (p, str(ROOT / "schedulers" / p / f"schedkit-{p}.py")) for p in args.policies
-    ]
     upstream = upstream_path(args.upstream)
-    if upstream:
-        targets.append(("sched-backfill", _timed_upstream(upstream)))
-
-    results: dict[tuple[str, int], list[float]] = {}
+    names = list(args.schedulers)
+    if upstream and "sched-backfill" not in names:
+        names.append("sched-backfill")
+    jobs = trace_jobs(Path(TRACES.get(args.trace, args.trace)))
+    print(
+        f"{args.trace}: {len(jobs)} usable jobs; {NODES} x {CORES} cores; "
+        f"{'whole nodes' if args.whole_nodes else '1-core slots'}"
+    )
+    rows = []
     for pending in args.pending:
-        for name, target in targets:
-            passes = args.passes
-            if name == "sched-backfill":
-                if pending > args.upstream_max_pending:
-                    print(f"sched-backfill at {pending} pending: skipped")
-                    continue
-                passes = args.upstream_passes
+        for name in names:
+            target, module_args = scheduler_target(name, upstream)
             wall = time.perf_counter()
-            broker = build(target, POLICY_ARGS[name], pending)
+            broker = build(
+                target, module_args, jobs, pending, args.whole_nodes, args.seed
+            )
             setup = time.perf_counter() - wall
-            times = measure(broker, passes)
+            m = measure(broker, args.passes)
             broker.observer.assert_clean()
             broker.close()
-            results[(name, pending)] = times
+            rows.append((name, pending, m, setup))
             print(
-                f"  {name} {pending} pending: {len(times)} passes, "
-                f"median {statistics.median(times) * 1e3:.2f} ms "
-                f"(setup {setup:.1f} s, total {time.perf_counter() - wall:.1f} s)",
+                f"  {name:<16} {pending:>7} pending: first {m.first * 1e3:9.1f} ms | "
+                f"idle {len(m.idle):>3} passes {summary(m.idle):>24} | "
+                f"starting {len(m.busy):>3} passes ({m.started} jobs) "
+                f"{summary(m.busy):>24} | setup {setup:.1f} s",
                 flush=True,
             )
-
-    print()
-    names = [name for name, _ in targets]
-    header = f"{'scheduler':<16}" + "".join(f"{p:>25}" for p in args.pending)
-    print("median ms per pass (p90) [ratio to easy]")
-    print(header)
-    for name in names:
-        row = f"{name:<16}"
-        for pending in args.pending:
-            times = results.get((name, pending))
-            if not times:
-                row += f"{'-':>25}"
+    print("\nall timed passes, mean / p95 / max ms [mean ratio to easy]")
+    for pending in args.pending:
+        means = {
+            n: statistics.fmean(m.idle + m.busy)
+            for n, p, m, _ in rows
+            if p == pending and m.idle + m.busy
+        }
+        for name, p, m, _ in rows:
+            if p != pending:
                 continue
-            median = statistics.median(times)
-            easy = results.get(("easy", pending))
-            ratio = f" [{median / statistics.median(easy):.1f}x]" if easy else ""
-            cell = f"{median * 1e3:.2f} ({percentile(times, 0.9) * 1e3:.1f}){ratio}"
-            row += f"{cell:>25}"
-        print(row)
-    for name in names:
-        small = results.get((name, args.pending[0]))
-        if small and len(args.pending) > 1:
-            growth = [
-                f"{p}: {statistics.median(results[(name, p)]) / statistics.median(small):.2f}x"
-                for p in args.pending[1:]
-                if results.get((name, p))
-            ]
-            print(
-                f"growth from {args.pending[0]} pending, {name}: " + ", ".join(growth)
+            ratio = (
+                f" [{means[name] / means['easy']:.2f}x]"
+                if "easy" in means and name in means
+                else ""
             )
+            print(f"{name:<16} {pending:>7} {summary(m.idle + m.busy):>26}{ratio}")
 
 
 if __name__ == "__main__":

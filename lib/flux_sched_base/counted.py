@@ -1,11 +1,12 @@
-"""Passes that plan a queue of whole-node jobs with node counts.
+"""Passes that plan a queue with counts of whole nodes or cores.
 
 When every pending job takes whole nodes (:func:`flux_sched_base.counts.
-whole_nodes`), which nodes a job gets matters to no one else: a pass can
-plan with the number of whole free nodes over time alone
-(:class:`~flux_sched_base.counts.NodeProfile`), and a reservation is a
-start time and a node count, the ranks chosen by the allocator when the
-job starts.  This is the model of the textbook definitions of EASY and
+whole_nodes`), or every one is one-core slots that any free cores satisfy
+(:func:`flux_sched_base.counts.core_count`), which resources a job gets
+matters to no one else: a pass can plan with the number of free units over
+time alone (:class:`~flux_sched_base.counts.NodeProfile`), and a
+reservation is a start time and a count, the ranks chosen by the allocator
+when the job starts.  This is the model of the textbook definitions of EASY and
 conservative backfilling, and :class:`CountedPlanning` follows them to the
 letter.  :class:`~flux_sched_base.reservation.ReservationScheduler` uses
 it for such queues.
@@ -13,6 +14,7 @@ it for such queues.
 
 from __future__ import annotations
 
+import bisect
 import math
 import time
 
@@ -29,13 +31,38 @@ from flux_sched_base.annotations import (
 INF = math.inf
 
 
+class _Frontier:
+    """Requests that did not fit now, as a staircase of ``(nodes, end)``:
+    a request needing at least as many nodes until at least as late does
+    not fit either, while the plan only gets heavier."""
+
+    def __init__(self):
+        self.nodes: list[int] = []  # increasing
+        self.ends: list[float] = []  # decreasing
+
+    def covers(self, nodes: int, end: float) -> bool:
+        i = bisect.bisect_right(self.nodes, nodes) - 1
+        return i >= 0 and self.ends[i] <= end
+
+    def add(self, nodes: int, end: float) -> None:
+        if self.covers(nodes, end):
+            return
+        i = bisect.bisect_left(self.nodes, nodes)
+        # Drop the steps the new one makes redundant (more nodes, later end).
+        k = i
+        while k < len(self.nodes) and self.ends[k] >= end:
+            k += 1
+        self.nodes[i:k] = [nodes]
+        self.ends[i:k] = [end]
+
+
 class CountedPlanning:
     """The node-count pass of :class:`~flux_sched_base.reservation.
     ReservationScheduler` (a mixin: it uses the scheduler's planner, queue,
     annotations and :attr:`reservation_depth`)."""
 
     def plan_counted(self):
-        """A pass over a queue of whole-node jobs, planned with node counts.
+        """A pass over a queue planned with counts (whole nodes or cores).
 
         Jobs are taken in queue order against a profile of whole free nodes
         (:class:`~flux_sched_base.counts.NodeProfile`) that holds the
@@ -43,7 +70,7 @@ class CountedPlanning:
         makes.  A job that fits now, for its whole time limit, starts now
         (on any free nodes: nothing else depends on which); otherwise,
         while fewer than :attr:`reservation_depth` jobs hold one, it gets
-        the earliest reservation that fits: a start time and a node count.
+        the earliest reservation that fits: a start time and a count.
 
         With a finite depth (EASY, hybrids) reservations are placed afresh
         on every pass.  With unlimited depth (conservative) they are kept
@@ -55,52 +82,49 @@ class CountedPlanning:
         jobs ahead of it only.  These are the textbook definitions
         (:mod:`conformance.policy.textbook` in this project).
         """
+        if self.reservation_depth == INF:
+            return self._compress_counted()
+        return self._fresh_counted()
+
+    def _fresh_counted(self):
+        """:meth:`plan_counted` for a finite depth: reservations afresh."""
         planner = self.planner
         planner.begin_pass(time.time())
         now = planner.now
         depth = self.reservation_depth
-        held = self._held_counts() if depth == INF else {}
         for jobid in list(planner.reservations):
             planner.drop(jobid, lighten=False)  # left by a pass that planned ranks
         planner.promises.clear()
-        profile = planner.node_profile()
-        ahead = None  # without unreached holders' reservations
-        if held:
-            ahead = profile.copy()
-            for start, until, nodes in held.values():
-                profile.hold(start, until, nodes)
+        profile = self.count_profile()
+        least = self.least_units()
+        failed = _Frontier()  # (units, end) that did not fit now
         holders: set[int] = set()
         keep: set[int] = set()  # annotated: holders and jobs with no estimate
         waiting = False
         for job in self.pending_jobs():
             reserving = len(holders) < depth
-            if not reserving and profile.free_now <= 0:
+            if not reserving and profile.free_now < least:
                 break  # nothing can start now, and no reservation is left
-            nodes = self.whole_nodes(job)
+            nodes = self.units(job.jobid)
             duration = job.resource_request.duration
-            mine = held.pop(job.jobid, None)
-            where = profile
-            if mine is not None:
-                profile.hold(mine[0], mine[1], -mine[2])
-                if not profile.fits(mine[0], mine[1], mine[2]):
-                    # A job that rose ahead, a longer expiration or nodes
-                    # going down took it: placed again like a new job.
-                    where = ahead
-            elif ahead is not None:
-                where = ahead
             start = None
-            if nodes <= where.capacity:
+            if nodes <= profile.capacity:
                 if reserving:
-                    start = where.earliest(
-                        nodes, lambda t, d=duration: planner.window_end(t, d)
-                    )
-                elif where.fits_now(planner.window_end(now, duration), nodes):
-                    start = now
-            if start == now and where.free_now >= nodes:
+                    start = profile.earliest(nodes, planner.window(duration))
+                else:
+                    end = planner.window_end(now, duration)
+                    # Starts only take nodes away: what did not fit with
+                    # fewer nodes and an earlier end does not fit now.
+                    if not failed.covers(nodes, end):
+                        if profile.fits_now(end, nodes):
+                            start = now
+                        else:
+                            failed.add(nodes, end)
+            if start == now and profile.free_now >= nodes:
                 started = self._start_counted(job, waiting)
                 if started is not None:
                     if started:
-                        self._hold_counts(profile, ahead, now, duration, nodes)
+                        self._hold_counts(profile, None, now, duration, nodes)
                     yield
                     continue
             waiting = True
@@ -115,15 +139,117 @@ class CountedPlanning:
                 )
             else:
                 holders.add(job.jobid)
-                until = self._hold_counts(profile, ahead, start, duration, nodes)
+                until = self._hold_counts(profile, None, start, duration, nodes)
                 planner.promise(job.jobid, start, until, nodes)
                 self._estimate(job, start)
             yield
         self._clear_others(keep)
 
+    def _compress_counted(self):
+        """:meth:`plan_counted` for unlimited depth: keep and compress.
+
+        The profile holds every reservation from the start (built in one
+        sweep).  A holder whose reservation is still free of conflicts and
+        that cannot start earlier (too few nodes are free at every instant
+        before its start: a bisection in the profile's prefix maxima) keeps
+        it untouched, which is most of a long queue; only the others give
+        theirs up and take the earliest that fits.  The profile of the jobs
+        ahead (for new jobs, and holders placed again) is built only when
+        one needs it, and brought up to date in one sweep.  Promises of
+        jobs the pass has not reached stay recorded, so a pass cut short by
+        an event loses none.
+        """
+        planner = self.planner
+        planner.begin_pass(time.time())
+        now = planner.now
+        held = self._held_counts()
+        for jobid in list(planner.reservations):
+            planner.drop(jobid, lighten=False)  # left by a pass that planned ranks
+        planner.promises.clear()
+        planner.promises.update(held)
+        profile = self.count_profile().adjusted(held.values())
+        overcommitted = profile.lowest() < 0
+        ahead = None  # without unreached holders' reservations, built on demand
+        ahead_adds: list[tuple[float, float, int]] = []
+        holders: set[int] = set()
+        keep: set[int] = set()  # annotated: holders and jobs with no estimate
+        waiting = False
+        for job in self.pending_jobs():
+            jobid = job.jobid
+            nodes = self.units(jobid)
+            duration = job.resource_request.duration
+            mine = held.pop(jobid, None)
+            around_ahead = True
+            if mine is not None:
+                start, until, _ = mine
+                if not overcommitted or profile.min_over(start, until) >= 0:
+                    if start > now:
+                        most = profile.max_before(start)
+                        if most is None or most < nodes:
+                            # Cannot start any earlier: kept as it is.
+                            waiting = True
+                            keep.add(jobid)
+                            holders.add(jobid)
+                            if ahead is not None:
+                                ahead_adds.append(mine)
+                            self._estimate(job, start)
+                            if self.cheap_yield():
+                                yield
+                            continue
+                    around_ahead = False
+                # A job that rose ahead, a longer expiration or nodes
+                # going down took it: placed again like a new job.
+                profile.hold(start, until, -nodes)
+            if around_ahead:
+                if ahead is None:
+                    ahead = profile.adjusted((s, e, -n) for s, e, n in held.values())
+                elif ahead_adds:
+                    ahead = ahead.adjusted(ahead_adds)
+                ahead_adds = []
+                where = ahead
+            else:
+                where = profile
+            start = None
+            if nodes <= where.capacity:
+                start = where.earliest(nodes, planner.window(duration))
+            if start == now and where.free_now >= nodes:
+                started = self._start_counted(job, waiting)
+                if started is not None:
+                    if started:
+                        until = planner.window_end(now, duration)
+                        profile.hold(now, until, nodes)
+                        if ahead is not None:
+                            ahead_adds.append((now, until, nodes))
+                        if around_ahead:
+                            overcommitted |= profile.min_over(now, until) < 0
+                    yield
+                    continue
+            waiting = True
+            keep.add(jobid)
+            if start is None:
+                planner.promises.pop(jobid, None)
+                self.annotations.update(
+                    job, t_estimate=None, reason_pending=REASON_NO_ESTIMATE
+                )
+            else:
+                holders.add(jobid)
+                until = planner.window_end(start, duration)
+                profile.hold(start, until, nodes)
+                if ahead is not None:
+                    ahead_adds.append((start, until, nodes))
+                if around_ahead:
+                    overcommitted |= profile.min_over(start, until) < 0
+                planner.promise(jobid, start, until, nodes)
+                self._estimate(job, start)
+            yield
+        for jobid in list(planner.promises):
+            if jobid not in holders:
+                del planner.promises[jobid]
+        self._clear_others(keep)
+
     def _held_counts(self) -> dict[int, tuple[float, float, int]]:
         """The reservations pending jobs hold, as counts: promises, and
-        reservations a pass with ranks left (their node counts).
+        reservations a pass with ranks left (their counts).
 
         A reservation whose start has passed without the job starting (a
         running job overran its planned end, e.g. in housekeeping) is
@@ -139,7 +265,7 @@ class CountedPlanning:
             if jobid in self._pending and promise[0] >= now:
                 held[jobid] = promise
         for jobid, item in self.planner.reservations.items():
-            nodes = self._whole.get(jobid)
+            nodes = self.units(jobid)
             if nodes is not None and item.start >= now:
                 held[jobid] = (item.start, item.end, nodes)
         return held

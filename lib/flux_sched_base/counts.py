@@ -1,22 +1,31 @@
-"""Whole nodes as interchangeable units: a count-based availability profile.
+"""Interchangeable units: a count-based availability profile.
 
-When every node a request may use is taken whole (an exclusive request; a
-request whose per-node share is all of a node's cores; slots of one node's
-worth of cores on a machine of identical nodes), which nodes a job gets
-does not matter to anyone else: only *how many* whole nodes are free at
-each instant does.  A plan of such requests is feasible exactly when, at
-every instant, the nodes its items hold do not outnumber the whole free
-nodes: ranks chosen when each job starts (any free node will do) always
-realize it.  This is the model of the textbook definitions of EASY and
-conservative backfilling, so planning with counts here reproduces them
-exactly, and a reservation is a promise of a start time and a number of
-nodes, never of particular ranks.
+Two kinds of request make which resources a job gets matter to no one
+else, so that only *how many* units are free at each instant does:
 
-- :func:`whole_nodes` says whether a request is of that kind on a given
-  machine, and how many nodes it takes;
-- :class:`NodeProfile` is the step function of whole free nodes over time,
-  built from the running jobs at the start of a pass; a pass then *holds*
-  its starts and reservations in it and asks :meth:`NodeProfile.fits` and
+- **whole nodes**: every node a request may use is taken whole (an
+  exclusive request; a request whose per-node share is all of a node's
+  cores; slots of one node's worth of cores on a machine of identical
+  nodes).  Any free node will do (:func:`whole_nodes`).
+- **cores**: one-core slots with no node level, no GPUs, no constraint
+  (``flux run -n N`` on a machine of any shape).  The pool's allocator
+  takes free cores wherever they are, so *N* free cores anywhere will do
+  (:func:`core_count`).
+
+A plan of requests of one kind is feasible exactly when, at every instant,
+the units its items hold do not outnumber the free ones: units chosen when
+each job starts always realize it.  This is the model of the textbook
+definitions of EASY and conservative backfilling, so planning with counts
+reproduces them exactly, and a reservation is a promise of a start time
+and a number of units, never of particular ranks.
+
+- :func:`whole_nodes` and :func:`core_count` say whether a request is of
+  either kind on a given machine, and how many units it takes;
+- :class:`NodeProfile` is the step function of free units over time,
+  built from the running jobs at the start of a pass (whole free nodes
+  with :meth:`NodeProfile.from_plan`, free cores with
+  :meth:`NodeProfile.from_cores`); a pass then *holds* its starts and
+  reservations in it and asks :meth:`NodeProfile.fits` and
   :meth:`NodeProfile.earliest`.
 """
 
@@ -41,6 +50,27 @@ def machine_of(node_cores: dict, node_gpus: dict) -> tuple[frozenset, int]:
     counts of its nodes and the fewest GPUs any node has."""
     least_gpus = min((node_gpus.get(rank, 0) for rank in node_cores), default=0)
     return frozenset(node_cores.values()), least_gpus
+
+
+def core_count(request) -> int | None:
+    """The number of cores *request* takes if it is one-core slots with no
+    node level, no GPUs, no constraint and a fixed count (so that any
+    free cores will do), else None."""
+    try:
+        if (
+            request.constraint
+            or request.exclusive
+            or request.slot_size != 1
+            or request.gpu_per_slot
+            or request.nnodes
+            or request.node_count is not None
+            or not _fixed(request.slot_count)
+        ):
+            return None
+        nslots = request.nslots
+    except AttributeError:
+        return None
+    return nslots if nslots >= 1 else None
 
 
 def whole_nodes(
@@ -88,31 +118,35 @@ def whole_nodes(
 
 
 class NodeProfile:
-    """Whole free nodes from *now* on, as a step function.
+    """Free units (whole nodes, or cores) from *now* on, as a step function.
 
-    ``t[i]`` and ``f[i]``: from ``t[i]`` until ``t[i + 1]``, ``f[i]`` nodes
-    are whole and free in the plan.  ``t[0]`` is now.  Items are *held*
-    with :meth:`hold`; every question respects every held item.
+    ``t[i]`` and ``f[i]``: from ``t[i]`` until ``t[i + 1]``, ``f[i]`` units
+    are free in the plan.  ``t[0]`` is now.  Items are *held* with
+    :meth:`hold`; every question respects every held item.  The docs of
+    the methods say "nodes" for units.
 
     Args:
         now: the pass's time.
-        free_now: up nodes that no running job uses now.
-        releases: for each other up node, when its last running job is
+        free_now: up units that no running job uses now.
+        releases: for each other up unit, when its last running job is
             planned to end (``math.inf``: never); times at or before *now*
             (a job past its planned end) count as free in the plan from now,
-            but not as free now for :meth:`fits_now`.
+            but not as free now for :meth:`fits_now`.  Either one time per
+            unit, or ``(time, units)`` pairs.
     """
 
-    def __init__(self, now: float, free_now: int, releases: Iterable[float]):
+    def __init__(self, now: float, free_now: int, releases: Iterable):
         self.now = now
         late = 0
+        held = 0
         steps: dict[float, int] = {}
-        releases = list(releases)
-        for end in releases:
+        for release in releases:
+            end, units = release if isinstance(release, tuple) else (release, 1)
+            held += units
             if end <= now:
-                late += 1
+                late += units
             elif end != INF:
-                steps[end] = steps.get(end, 0) + 1
+                steps[end] = steps.get(end, 0) + units
         self.t = [now]
         self.f = [free_now + late]
         free = free_now + late
@@ -122,8 +156,9 @@ class NodeProfile:
             self.f.append(free)
         #: Nodes free now that no start of this pass has taken.
         self.free_now = free_now
-        #: Up nodes (the most any request can ever get).
-        self.capacity = free_now + len(releases)
+        self._pm: list[int] = []  # prefix maxima of f, valid for _pm[:len]
+        #: Up units (the most any request can ever get).
+        self.capacity = free_now + held
 
     @classmethod
     def from_plan(cls, now: float, up: Iterable[int], running: Iterable) -> NodeProfile:
@@ -144,6 +179,24 @@ class NodeProfile:
                 releases.append(end)
         return cls(now, free_now, releases)
 
+    @classmethod
+    def from_cores(
+        cls, now: float, up: Iterable[int], node_cores: dict, running: Iterable
+    ) -> NodeProfile:
+        """Free cores over time: build from the up ranks, their core
+        counts, and the running items of a plan (each with ``ranks``, a
+        map ``rank -> (cores, gpus)``, and ``end``)."""
+        up = set(up)
+        busy = 0
+        releases = []
+        for item in running:
+            cores = sum(len(c) for rank, (c, _) in item.ranks.items() if rank in up)
+            if cores:
+                busy += cores
+                releases.append((item.end, cores))
+        free_now = sum(node_cores.get(rank, 0) for rank in up) - busy
+        return cls(now, free_now, releases)
+
     def __len__(self) -> int:
         return len(self.t)
 
@@ -158,6 +211,7 @@ class NodeProfile:
             return i
         self.t.insert(i + 1, when)
         self.f.insert(i + 1, self.f[i])
+        del self._pm[i + 1 :]
         return i + 1
 
     def copy(self) -> NodeProfile:
@@ -165,6 +219,7 @@ class NodeProfile:
         new = object.__new__(NodeProfile)
         new.now, new.free_now, new.capacity = self.now, self.free_now, self.capacity
         new.t, new.f = list(self.t), list(self.f)
+        new._pm = list(self._pm)
         return new
 
     def hold(self, start: float, end: float, nodes: int) -> None:
@@ -178,8 +233,85 @@ class NodeProfile:
         i = self._split(start)
         k = self._split(end) if end != INF else len(self.t)
         f = self.f
-        for j in range(i, k):
-            f[j] -= nodes
+        f[i:k] = [x - nodes for x in f[i:k]]
+        del self._pm[i:]
+
+    def adjusted(self, holds: Iterable[tuple[float, float, int]]) -> NodeProfile:
+        """A new profile: this one with every ``(start, end, nodes)`` of
+        *holds* held as by :meth:`hold` (negative *nodes* release).
+
+        One sweep over both, so holding *m* items costs about
+        ``O((len + m) log(len + m))`` rather than *m* passes over the steps.
+        """
+        now = self.now
+        delta: dict[float, int] = {}
+        free_now = self.free_now
+        for start, end, nodes in holds:
+            start = max(start, now)
+            if end <= start or not nodes:
+                continue
+            if start == now:
+                free_now -= nodes
+            delta[start] = delta.get(start, 0) - nodes
+            if end != INF:
+                delta[end] = delta.get(end, 0) + nodes
+        new = object.__new__(NodeProfile)
+        new.now, new.free_now, new.capacity = now, free_now, self.capacity
+        new._pm = []
+        if not delta:
+            new.t, new.f = list(self.t), list(self.f)
+            return new
+        old_t, old_f = self.t, self.f
+        times = sorted(set(old_t).union(delta))
+        t: list[float] = []
+        f: list[int] = []
+        i, n = -1, len(old_t)
+        shift = 0
+        for when in times:
+            while i + 1 < n and old_t[i + 1] <= when:
+                i += 1
+            shift += delta.get(when, 0)
+            t.append(when)
+            f.append(old_f[i] + shift)
+        new.t, new.f = t, f
+        return new
+
+    def max_before(self, when: float) -> int | None:
+        """Most nodes free at any instant in ``[now, when)``; None if empty.
+
+        Prefix maxima are kept between changes, so after the first call
+        this costs a bisection while the profile does not change before
+        *when*.
+        """
+        j = bisect.bisect_left(self.t, when) - 1
+        if j < 0:
+            return None
+        pm, f = self._pm, self.f
+        if len(pm) <= j:
+            best = pm[-1] if pm else f[0]
+            for x in f[len(pm) : j + 1]:
+                if x > best:
+                    best = x
+                pm.append(best)
+        return pm[j]
+
+    def min_over(self, start: float, end: float) -> int:
+        """Fewest nodes free at any instant in ``[start, end)`` (from now)."""
+        t, f = self.t, self.f
+        i = self._index(max(start, self.now))
+        least = f[i]
+        i += 1
+        n = len(t)
+        while i < n and t[i] < end:
+            if f[i] < least:
+                least = f[i]
+            i += 1
+        return least
+
+    def lowest(self) -> int:
+        """Fewest nodes free at any instant from now on (negative where
+        held items overcommit the nodes)."""
+        return min(self.f)
 
     def fits(self, start: float, end: float, nodes: int) -> bool:
         """Are *nodes* whole nodes free throughout ``[start, end)``?"""

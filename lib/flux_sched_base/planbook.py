@@ -127,8 +127,8 @@ class PlanBook:
         # Usage of held reservations; built when a question first needs it.
         self._held: Profile | None = None
         self.held_ids: set[int] = set()
-        #: Count-based reservations: ``jobid -> (start, end, nodes)``, a
-        #: start time and a number of whole nodes, no ranks (see
+        #: Count-based reservations: ``jobid -> (start, end, units)``, a
+        #: start time and a number of whole nodes or cores, no ranks (see
         #: :mod:`flux_sched_base.counts`).  Rebuilt by each pass that uses
         #: them.
         self.promises: dict[int, tuple[float, float, int]] = {}
@@ -356,10 +356,10 @@ class PlanBook:
         item.validated = self.heavy_epoch
         return item
 
-    def promise(self, jobid: int, start: float, end: float, nodes: int) -> None:
-        """Record a count-based reservation: *nodes* whole nodes for
-        *jobid* during ``[start, end)``, ranks chosen when it starts."""
-        self.promises[jobid] = (start, end, nodes)
+    def promise(self, jobid: int, start: float, end: float, units: int) -> None:
+        """Record a count-based reservation: *units* whole nodes or cores
+        for *jobid* during ``[start, end)``, chosen when it starts."""
+        self.promises[jobid] = (start, end, units)
 
     def drop(self, jobid: int, lighten: bool = True) -> Item | None:
         """Remove *jobid*'s reservation (and promise), if any, and return
@@ -444,6 +444,13 @@ class PlanBook:
         """End of a window starting at *t* for a job of *duration*."""
         end = rstamp.expiration_for(t, duration, self.pool.expiration)
         return end if end > t else rstamp.plan_end(0.0)
+
+    def window(self, duration: float):
+        """:meth:`window_end` for one *duration*, as a function of the
+        start (cheap to call many times in one question)."""
+        if duration > 0.0 and not self.pool.expiration > 0.0:
+            return lambda t: t + duration
+        return lambda t: self.window_end(t, duration)
 
     def stats(self) -> dict:
         """Planner figures for ``stats-get``."""

@@ -27,11 +27,13 @@ real allocation.  A :class:`~flux_sched_base.profile.Profile` of aggregate
 usage prunes candidate times first, so the allocator runs only where the
 counts leave room.
 
-A queue of whole-node jobs needs none of this: which nodes a job gets does
-not matter, and a pass plans with :meth:`Planner.node_profile`, whole free
-nodes over time (:mod:`flux_sched_base.counts`), keeping its reservations
-as :attr:`~flux_sched_base.planbook.PlanBook.promises` (a start time and a
-node count, no R).
+A queue of whole-node jobs, or of one-core-slot jobs, needs none of
+this: which nodes or cores a job gets does not matter, and a pass plans
+with :meth:`Planner.node_profile` (whole free nodes over time) or
+:meth:`Planner.core_profile` (free cores over time; see
+:mod:`flux_sched_base.counts`), keeping its reservations as
+:attr:`~flux_sched_base.planbook.PlanBook.promises` (a start time and a
+count, no R).
 
 Which reservations a question respects is a *view*: all of them except the
 asking job's own, or, with ``exclude_held``, only those already settled in
@@ -107,6 +109,12 @@ class Planner(PlanBook):
     def node_profile(self) -> counts.NodeProfile:
         """Whole free up nodes over time, from the running jobs alone."""
         return counts.NodeProfile.from_plan(self.now, self.up, self.running.values())
+
+    def core_profile(self) -> counts.NodeProfile:
+        """Free cores of up nodes over time, from the running jobs alone."""
+        return counts.NodeProfile.from_cores(
+            self.now, self.up, self.node_cores, self.running.values()
+        )
 
     # -- questions -----------------------------------------------------------------
 

@@ -14,11 +14,12 @@ A reservation promises a start time and an amount of resources; which
 resources a job gets is decided when it starts.  A pass plans in one of
 two ways:
 
-- **node counts** (:meth:`ReservationScheduler.plan_counted`), when every
+- **counts** (:meth:`ReservationScheduler.plan_counted`), when every
   pending job takes whole nodes (single-core nodes, whole-node and
-  exclusive jobs; :mod:`flux_sched_base.counts`).  Which nodes a job gets
-  then matters to no one, so a reservation is a start time and a node
-  count, and the pass is exactly the textbook definition: EASY and hybrids
+  exclusive jobs), or every one is one-core slots that any free cores
+  satisfy (``flux run -n N``; :mod:`flux_sched_base.counts`).  Which
+  resources a job gets then matters to no one, so a reservation is a
+  start time and a count, and the pass is exactly the textbook definition: EASY and hybrids
   place their reservations afresh on every pass, conservative keeps them
   and compresses them in queue order.
 - **the allocator** (:meth:`ReservationScheduler.plan_ranked`), for any

@@ -29,6 +29,7 @@ from __future__ import annotations
 import collections
 import errno
 import json
+import math
 import time
 from collections.abc import Iterator
 
@@ -37,6 +38,7 @@ from flux.scheduler import PendingJob, Scheduler
 from sortedcontainers import SortedKeyList, SortedList
 
 from flux_sched_base import args as argsmod
+from flux_sched_base import counts
 from flux_sched_base.annotations import Annotations, success_annotations
 from flux_sched_base.jobspec import jobspec_problem
 from flux_sched_base.planner import Planner
@@ -97,10 +99,14 @@ class PlanningScheduler(Scheduler):
         self._bucket_of: dict[int, tuple] = {}
         self._buckets: dict[tuple, SortedKeyList] = {}
         self._feasible: dict = {}
-        # Whole nodes each pending job takes (None: not a whole-node
-        # request here), and how many pending jobs are not.
+        # Whole nodes, and cores, each pending job takes (None: not a
+        # request of that kind here), and how many pending jobs are not.
         self._whole: dict[int, int | None] = {}
-        self._partial = 0
+        self._cores: dict[int, int | None] = {}
+        self._not_whole = 0
+        self._not_cores = 0
+        # (units, jobid) of the jobs of each kind, for the fewest units.
+        self._least = {"nodes": SortedList(), "cores": SortedList()}
         #: The plan; created when the first resources arrive.
         self.planner: Planner | None = None
         #: Annotation bookkeeping for pending jobs.
@@ -141,26 +147,75 @@ class PlanningScheduler(Scheduler):
             self.planner.refresh_resources()
         self._feasible.clear()
         self._whole.clear()
-        self._partial = 0
+        self._cores.clear()
+        self._not_whole = self._not_cores = 0
+        for least in self._least.values():
+            least.clear()
         for job in self._pending.values():
             self._classify(job)
         self._changed()
 
     def _classify(self, job: PendingJob) -> None:
-        nodes = self.planner.whole_nodes(job.resource_request)
-        self._whole[job.jobid] = nodes
-        if nodes is None:
-            self._partial += 1
+        rr = job.resource_request
+        nodes = self._whole[job.jobid] = self.planner.whole_nodes(rr)
+        cores = self._cores[job.jobid] = counts.core_count(rr)
+        self._not_whole += nodes is None
+        self._not_cores += cores is None
+        if nodes is not None:
+            self._least["nodes"].add((nodes, job.jobid))
+        if cores is not None:
+            self._least["cores"].add((cores, job.jobid))
+
+    def _unclassify(self, jobid: int) -> None:
+        for unit, units in (("nodes", self._whole), ("cores", self._cores)):
+            n = units.pop(jobid)
+            if n is None:
+                if unit == "nodes":
+                    self._not_whole -= 1
+                else:
+                    self._not_cores -= 1
+            else:
+                self._least[unit].remove((n, jobid))
 
     def whole_nodes(self, job: PendingJob) -> int | None:
         """Whole nodes *job* takes, or None if it is not a whole-node
         request on this machine (see :func:`flux_sched_base.counts.whole_nodes`)."""
         return self._whole[job.jobid]
 
+    def count_unit(self) -> str | None:
+        """``"nodes"`` if every pending job is a whole-node request,
+        otherwise ``"cores"`` if every one is one-core slots that any free
+        cores satisfy, otherwise None (see :mod:`flux_sched_base.counts`).
+        A pass can then plan with counts of that unit alone."""
+        if self._not_whole == 0:
+            return "nodes"
+        if self._not_cores == 0:
+            return "cores"
+        return None
+
     def counted_queue(self) -> bool:
-        """True if every pending job is a whole-node request, so that a
-        pass can plan with node counts alone (:mod:`flux_sched_base.counts`)."""
-        return self._partial == 0
+        """True if a pass can plan with counts alone (:meth:`count_unit`)."""
+        return self.count_unit() is not None
+
+    def units(self, jobid: int) -> int | None:
+        """Units of :meth:`count_unit` pending job *jobid* takes."""
+        if self._not_whole == 0:
+            return self._whole.get(jobid)
+        return self._cores.get(jobid)
+
+    def least_units(self) -> float:
+        """Fewest units of :meth:`count_unit` any pending job takes
+        (infinity if the queue is empty or not counted)."""
+        unit = self.count_unit()
+        least = self._least.get(unit) if unit else None
+        return least[0][0] if least else math.inf
+
+    def count_profile(self):
+        """Free units of :meth:`count_unit` over time, from the running
+        jobs (:class:`~flux_sched_base.counts.NodeProfile`)."""
+        if self._not_whole == 0:
+            return self.planner.node_profile()
+        return self.planner.core_profile()
 
     def hello(self, jobid, priority, userid, t_submit, R):
         """Register a running job and plan its end from R's expiration."""
@@ -281,8 +336,7 @@ class PlanningScheduler(Scheduler):
         self._bucket_remove(job)
         del self._bucket_of[job.jobid]
         del self._pending[job.jobid]
-        if self._whole.pop(job.jobid) is None:
-            self._partial -= 1
+        self._unclassify(job.jobid)
         need = self._needs.pop(job.jobid)
         self._min_needs.remove((need[0], job.jobid))
         self.annotations.forget(job.jobid)

@@ -78,22 +78,22 @@ class FifoScheduler(PlanningScheduler):
                 yield from self._forecast()
 
     def _forecast_counted(self):
-        """:meth:`_forecast` for a queue of whole-node jobs, with node counts."""
+        """:meth:`_forecast` for a queue planned with counts (whole nodes or cores)."""
         planner = self.planner
-        profile = planner.node_profile()
+        profile = self.count_profile()
         estimated = set()
         floor, include_floor = planner.now, False
         for position, job in enumerate(self.pending_jobs()):
             if position >= self.forecast_depth:
                 break
-            nodes = self.whole_nodes(job)
+            nodes = self.units(job.jobid)
             duration = job.resource_request.duration
             estimated.add(job.jobid)
             start = None
             if nodes <= profile.capacity:
                 start = profile.earliest(
                     nodes,
-                    lambda t, d=duration: planner.window_end(t, d),
+                    planner.window(duration),
                     floor=floor,
                     include_floor=include_floor,
                 )

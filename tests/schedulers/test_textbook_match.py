@@ -1,7 +1,7 @@
 """Start times equal the textbook definitions, job for job.
 
-On machines of identical single-core nodes, and for whole-node jobs on any
-machine, every job replayed through the reference schedulers must start
+On machines of identical single-core nodes, for whole-node jobs on any
+machine, and for one-core-slot jobs (no node level) on any machine, every job replayed through the reference schedulers must start
 exactly when the count-based model of the policies says
 (:mod:`conformance.policy.textbook`, which shares no code with the
 planner): on prefixes of the KTH-SP2 trace and on random workloads.
@@ -216,6 +216,17 @@ def test_exclusive_nodes_on_a_mixed_machine_random_workloads(policy, depth, jobs
     )
     starts = run_workload(policy, machine, jobs, exclusive_nodes, depth)
     assert mismatches(starts, expected(policy, 7, jobs, depth)) == []
+
+
+@pytest.mark.parametrize("policy, depth", POLICIES)
+@_few
+@given(workload(18))
+def test_one_core_slots_on_multicore_nodes_random_workloads(policy, depth, jobs):
+    # Nodes of 2, 4 and 8 cores: one-core slots with no node level take
+    # free cores wherever they are, so only core counts matter (18 cores).
+    machine = Machine((NodeGroup(1, 2), NodeGroup(2, 4), NodeGroup(1, 8)))
+    starts = run_workload(policy, machine, jobs, single_cores, depth)
+    assert mismatches(starts, expected(policy, 18, jobs, depth)) == []
 
 
 def test_tie_order_matches_the_model():
