@@ -16,9 +16,12 @@ class _AliasLoader(importlib.abc.Loader):
     ``mock_broker.flux_substitute.future.Future``.
     """
 
-    def __init__(self, target: str, search_path: list[str] | None):
+    def __init__(
+        self, target: str, search_path: list[str] | None, children: list[str] = ()
+    ):
         self._target = target
         self._search_path = search_path
+        self._children = list(children)
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
         module = importlib.import_module(self._target)
@@ -27,7 +30,23 @@ class _AliasLoader(importlib.abc.Loader):
         return module
 
     def exec_module(self, module: types.ModuleType) -> None:
-        """Nothing to run: the module was executed under its project name."""
+        """Load the substituted submodules whose names the package already
+        binds to something else, keeping the package's binding.
+
+        The module itself was executed under its project name.  flux-python's
+        ``flux/job/__init__.py`` imports its ``flux.job.JobID`` submodule
+        and then binds the name ``JobID`` to the class; here the submodule
+        is loaded now for the same reason: loaded later, the import system
+        would set ``flux.job.JobID`` to the module, and every ``from
+        flux.job import JobID`` after that would get the module.
+        """
+        for child in self._children:
+            name = child.rpartition(".")[2]
+            if name not in module.__dict__:
+                continue
+            bound = module.__dict__[name]
+            importlib.import_module(child)
+            setattr(module, name, bound)
 
 
 class SubstituteFinder(importlib.abc.MetaPathFinder):
@@ -50,9 +69,12 @@ class SubstituteFinder(importlib.abc.MetaPathFinder):
         if target_module is None:
             return None
         search_path = self._search_paths.get(fullname)
+        children = [
+            name for name in self._substitutes if name.rpartition(".")[0] == fullname
+        ]
         spec = importlib.machinery.ModuleSpec(
             fullname,
-            _AliasLoader(target_module, search_path),
+            _AliasLoader(target_module, search_path, children),
             is_package=search_path is not None,
         )
         if search_path is not None:

@@ -37,6 +37,11 @@ def msg_typestr(msg_type: int) -> str:
     return _TYPE_NAMES.get(msg_type, "unknown")
 
 
+#: One encoder for every message: ``json.dumps`` with arguments builds a
+#: new encoder per call, a measurable share of a replay's time.
+COMPACT_JSON = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
+
+
 def encode_payload(payload) -> str | None:
     """Encode a payload as a broker would carry it: JSON text or None."""
     if payload is None:
@@ -45,7 +50,7 @@ def encode_payload(payload) -> str | None:
         return payload.decode()
     if isinstance(payload, str):
         return payload
-    return json.dumps(payload, separators=(",", ":"), allow_nan=False)
+    return COMPACT_JSON.encode(payload)
 
 
 class Message:

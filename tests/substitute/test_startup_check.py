@@ -315,3 +315,15 @@ def test_nothing_is_installed_over_a_native_libflux(tmp_path):
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "native kept"
+
+
+def test_importing_the_jobid_submodule_leaves_the_class_bound():
+    # flux.job.JobID is both a submodule and the class flux.job exports;
+    # importing the submodule by name (as test_substituted_modules_... does)
+    # once rebound the name to the module, and every scheduler loaded after
+    # that in the same process failed on JobID(jobid).
+    importlib.import_module("flux.job.JobID")
+    from flux.job import JobID
+
+    assert isinstance(JobID, type)
+    assert int(JobID(1234)) == 1234
