@@ -1,11 +1,20 @@
 """How many jobs per second of wall time the mock broker carries end to end.
 
-Each job is submitted, allocated by the seed guide's minimal scheduler,
-runs for a scripted virtual runtime and is freed.  Jobs arrive in waves so
-that the queue stays short, as in a steady workload.  Prints jobs per wall
-second for each size; run it a few times, the machine is noisy.
+Each job is submitted, allocated by a scheduler, runs for a scripted
+virtual runtime and is freed.  Jobs arrive at 20 a virtual second and run
+10-70 s, so a few hundred run at once and the queue stays short, as in a
+steady workload.  ``minimal`` is the smallest scheduler the upstream
+framework allows (``tests/mock_broker/schedulers/seed_minimal.py``): its
+rate is the mock broker's own cost; the reference schedulers are named
+``fifo``, ``easy``, ``conservative`` or ``conservative:N`` (reservation
+depth N).  Jobs are ``--shape slots`` (one slot of 1-4 cores: the
+reservation schedulers plan with the allocator) or ``--shape tasks``
+(1-4 one-core slots: they plan with core counts).  Prints the mean, best
+and worst rate over ``--repeat`` runs and each scheduler's ratio to the
+minimal one; the machine is noisy, so compare within one run.
 
-    python benchmarks/mock_throughput.py [--jobs 2000 10000] [--repeat 3]
+    python benchmarks/mock_throughput.py [--jobs 2000 20000] [--repeat 3]
+        [--schedulers minimal fifo easy conservative] [--shape slots|tasks]
         [--nodes 64] [--cores 16]
 """
 
@@ -31,11 +40,40 @@ SEED_SCHEDULER = os.path.join(
 )
 
 
-def run_once(njobs: int, nodes: int = 64, cores: int = 16) -> tuple[float, MockBroker]:
+SCHEDULERS = os.path.join(os.path.dirname(__file__), "..", "schedulers")
+
+
+def target(name: str) -> tuple[str, list[str]]:
+    """Load spec and module arguments for a scheduler name."""
+    if name == "minimal":
+        return SEED_SCHEDULER, []
+    policy, _, depth = name.partition(":")
+    if policy not in ("fifo", "easy", "conservative"):
+        raise SystemExit(f"unknown scheduler {name!r}")
+    args = ["queue-depth=unlimited"]
+    if depth:
+        args.append(f"reservation-depth={depth}")
+    return os.path.join(SCHEDULERS, policy, f"schedkit-{policy}.py"), args
+
+
+def run_once(
+    njobs: int,
+    name: str = "minimal",
+    shape: str = "slots",
+    nodes: int = 64,
+    cores: int = 16,
+) -> tuple[float, MockBroker]:
     broker = MockBroker(Machine.uniform(nodes, cores), seed=1)
     Referee.attach(broker)
-    broker.load(SEED_SCHEDULER)
-    jobspecs = [make_jobspec(slots=1, cores=1 + i % 4, duration=600) for i in range(8)]
+    broker.load(*target(name))
+    if shape == "tasks":
+        jobspecs = [
+            make_jobspec(slots=1 + i % 4, cores=1, duration=600) for i in range(8)
+        ]
+    else:
+        jobspecs = [
+            make_jobspec(slots=1, cores=1 + i % 4, duration=600) for i in range(8)
+        ]
     t0 = time.perf_counter()
     for i in range(njobs):
         # 20 jobs a virtual second; runtimes 10-70 s keep a few hundred running.
@@ -55,22 +93,40 @@ def run_once(njobs: int, nodes: int = 64, cores: int = 16) -> tuple[float, MockB
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--jobs", type=int, nargs="+", default=[2000, 10000])
+    parser.add_argument("--jobs", type=int, nargs="+", default=[2000, 20000])
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument(
+        "--schedulers", nargs="+", default=["minimal", "fifo", "easy", "conservative"]
+    )
+    parser.add_argument("--shape", choices=["slots", "tasks"], default="slots")
     parser.add_argument("--nodes", type=int, default=64)
     parser.add_argument("--cores", type=int, default=16)
     args = parser.parse_args()
-    print(f"{'jobs':>8} {'median wall s':>14} {'jobs/s':>10} {'messages':>10}")
+    print(
+        f"{'scheduler':<16} {'jobs':>7} {'mean jobs/s':>12} {'best':>8} "
+        f"{'worst':>8} {'vs minimal':>10} {'messages':>9}"
+    )
     for njobs in args.jobs:
-        walls = []
+        base = None
+        # Rounds alternate the schedulers, so drift in machine load hits all.
+        walls: dict[str, list[float]] = {name: [] for name in args.schedulers}
+        messages = {}
         for _ in range(args.repeat):
-            wall, broker = run_once(njobs, args.nodes, args.cores)
-            walls.append(wall)
-        median = statistics.median(walls)
-        print(
-            f"{njobs:>8} {median:>14.3f} {njobs / median:>10.0f} "
-            f"{len(broker.transcript):>10}"
-        )
+            for name in args.schedulers:
+                wall, broker = run_once(njobs, name, args.shape, args.nodes, args.cores)
+                walls[name].append(wall)
+                messages[name] = len(broker.transcript)
+        for name in args.schedulers:
+            rates = [njobs / w for w in walls[name]]
+            mean = njobs / statistics.fmean(walls[name])
+            if name == "minimal":
+                base = mean
+            ratio = f"{base / mean:.2f}x" if base else "-"
+            print(
+                f"{name:<16} {njobs:>7} {mean:>12.0f} {max(rates):>8.0f} "
+                f"{min(rates):>8.0f} {ratio:>10} {messages[name]:>9}",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

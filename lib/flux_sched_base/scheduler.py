@@ -60,7 +60,9 @@ def _shape(request):
             request.slot_size,
             request.gpu_per_slot,
             request.exclusive,
-            json.dumps(request.constraint, sort_keys=True, default=str),
+            None
+            if request.constraint is None
+            else json.dumps(request.constraint, sort_keys=True, default=str),
         )
     except (AttributeError, TypeError, ValueError):
         return None
