@@ -98,7 +98,11 @@ class Planner(PlanBook):
 
     def whole_nodes(self, request) -> int | None:
         """Whole nodes *request* takes on this machine, or None (see
-        :func:`flux_sched_base.counts.whole_nodes`)."""
+        :func:`flux_sched_base.counts.whole_nodes`).  None, too, when the
+        pool says idle nodes are not interchangeable (a pool that matches
+        ids across nodes, on nodes numbered differently)."""
+        if not getattr(self.pool, "whole_nodes_interchangeable", True):
+            return None
         machine = self._machine
         if machine is None:
             machine = self._machine = counts.machine_of(

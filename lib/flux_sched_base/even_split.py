@@ -1,0 +1,245 @@
+"""Even splits of a request over nodes, and slot ids that match across them.
+
+The placement rules of :mod:`flux_sched_base.split_pool`, as pure functions
+over *node views*: ``(rank, cores, gpus)`` with the ids a node offers (its
+free ids when allocating, all its ids when judging feasibility).
+
+- :func:`layouts`: the even splits of a number of slots, ``(nodes, slots
+  per node)``, fewest nodes first;
+- :func:`tightest`: the nodes with the least room that still hold a share
+  (best fit, the smallest sufficient free space);
+- :func:`matching`: nodes that all offer one same set of core ids and one
+  same set of GPU ids, so that one ``CUDA_VISIBLE_DEVICES`` value (or one
+  core binding) is right on every node of the allocation.
+
+Finding the largest set of nodes that share a given number of ids is a
+hard combinatorial problem in general; :func:`matching` tries a few id sets
+per distinct free-id pattern (tightest patterns first) and is exact when
+nodes offer identical ids (an idle machine) or when one pattern's nodes
+suffice.  It never returns a set that does not match.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterable, Iterator, Sequence
+
+#: ``(rank, cores, gpus)``: the core and GPU ids a node offers.
+NodeView = tuple[int, frozenset, frozenset]
+
+#: One node's share of an allocation: ``(rank, cores, gpus)``.
+Share = tuple[int, frozenset, frozenset]
+
+#: A split of slots over nodes: ``(nodes, per_node, short)``, *short* of
+#: the nodes holding one slot fewer than *per_node*.
+Layout = tuple[int, int, int]
+
+
+def slots_on(cores: frozenset, gpus: frozenset, slot_size: int, gpu_per_slot: int):
+    """How many slots of *slot_size* cores and *gpu_per_slot* GPUs fit in
+    the given ids."""
+    slots = len(cores) // slot_size
+    if gpu_per_slot:
+        slots = min(slots, len(gpus) // gpu_per_slot)
+    return slots
+
+
+def _divisors(total: int) -> list[int]:
+    small, large = [], []
+    i = 1
+    while i * i <= total:
+        if total % i == 0:
+            small.append(i)
+            if i * i != total:
+                large.append(total // i)
+        i += 1
+    return small + large[::-1]
+
+
+def layouts(total: int, capacities: Sequence[int]) -> Iterator[Layout]:
+    """The even splits of *total* slots, fewest nodes first, given the
+    slots each node could hold (*capacities*, largest first).
+
+    Yields ``(nodes, per_node, 0)`` with ``nodes * per_node == total`` and
+    at least *nodes* of the capacities >= *per_node*.
+    """
+    if total < 1 or not capacities or capacities[0] < 1:
+        return
+    fewest = -(-total // capacities[0])
+    for nodes in _divisors(total):
+        if nodes < fewest:
+            continue
+        if nodes > len(capacities):
+            return
+        per_node = total // nodes
+        if capacities[nodes - 1] >= per_node:
+            yield nodes, per_node, 0
+
+
+def near_layouts(total: int, capacities: Sequence[int]) -> Iterator[Layout]:
+    """The splits of *total* slots as even as can be, fewest nodes first:
+    for a count no even split allows (5 slots where a node holds 2).
+
+    Yields ``(nodes, per_node, short)``: *nodes* nodes that can each hold
+    *per_node* slots, of which *short* get one slot fewer, so that
+    ``nodes * per_node - short == total`` and ``0 <= short < nodes``.
+    """
+    if total < 1 or not capacities or capacities[0] < 1:
+        return
+    for nodes in range(-(-total // capacities[0]), min(total, len(capacities)) + 1):
+        per_node = -(-total // nodes)
+        if capacities[nodes - 1] >= per_node:
+            yield nodes, per_node, nodes * per_node - total
+
+
+def _room(view: NodeView, slot_size: int, gpu_per_slot: int) -> tuple:
+    """Sort key: least room first (slots, then GPUs, then cores), then rank.
+
+    GPUs before cores: a job without GPUs goes to a node whose GPUs are
+    already taken rather than strand GPUs behind its cores.
+    """
+    rank, cores, gpus = view
+    return (slots_on(cores, gpus, slot_size, gpu_per_slot), len(gpus), len(cores), rank)
+
+
+def tightest(
+    views: Iterable[NodeView],
+    count: int | None,
+    slot_size: int,
+    gpu_per_slot: int,
+) -> list[NodeView]:
+    """Up to *count* of *views* (all if None), those with the least room
+    first (best fit).  The caller passes only views that hold a share."""
+
+    def key(view):
+        return _room(view, slot_size, gpu_per_slot)
+
+    if count == 1:
+        views = list(views)
+        return [min(views, key=key)] if views else []
+    if count is None:
+        return sorted(views, key=key)
+    return heapq.nsmallest(count, views, key=key)
+
+
+def lowest_shares(views: Iterable[NodeView], ncores: int, ngpus: int) -> list[Share]:
+    """Each node's *ncores* lowest core ids and *ngpus* lowest GPU ids."""
+    return [
+        (rank, frozenset(sorted(cores)[:ncores]), frozenset(sorted(gpus)[:ngpus]))
+        for rank, cores, gpus in views
+    ]
+
+
+def _pick(ids: frozenset, count: int, weight: dict[int, int] | None) -> frozenset:
+    """*count* ids of *ids*: the lowest, or those offered by the most nodes
+    (by *weight*, then lowest)."""
+    if weight is None:
+        return frozenset(sorted(ids)[:count])
+    return frozenset(sorted(ids, key=lambda i: (-weight.get(i, 0), i))[:count])
+
+
+def matching(
+    views: Sequence[NodeView],
+    least: int,
+    most: int | None,
+    ncores: int,
+    ngpus: int,
+    slot_size: int,
+    gpu_per_slot: int,
+) -> list[Share] | None:
+    """Nodes that all offer the same *ncores* core ids and *ngpus* GPU ids.
+
+    Args:
+        views: nodes that each hold the share by count (at least *ncores*
+            cores and *ngpus* GPUs offered).
+        least: the fewest nodes wanted.
+        most: the most nodes wanted (None: as many as share the ids).
+        ncores, ngpus: the share's size on each node.
+        slot_size, gpu_per_slot: the slot, for best fit among the nodes.
+
+    Returns the shares (the same ids on every node), on the nodes with the
+    least room among those that offer the ids, or None if no id set tried
+    is offered by *least* nodes.  Id sets are tried for each distinct
+    pattern of offered ids, tightest pattern first: its lowest ids, and
+    its ids offered by the most nodes.  With a fixed count (*least* ==
+    *most*) the first id set offered by enough nodes wins; otherwise the
+    one offered by the most nodes.
+    """
+    if least < 1 or len(views) < least:
+        return None
+    patterns: dict[tuple[frozenset, frozenset], list[NodeView]] = {}
+    for view in views:
+        patterns.setdefault((view[1], view[2]), []).append(view)
+    if len(patterns) == 1:
+        ((cores, gpus),) = patterns
+        chosen = tightest(views, most, slot_size, gpu_per_slot)
+        return _shares(chosen, _pick(cores, ncores, None), _pick(gpus, ngpus, None))
+    core_weight: dict[int, int] = {}
+    gpu_weight: dict[int, int] = {}
+    for (cores, gpus), members in patterns.items():
+        for i in cores:
+            core_weight[i] = core_weight.get(i, 0) + len(members)
+        for i in gpus:
+            gpu_weight[i] = gpu_weight.get(i, 0) + len(members)
+    seeds = sorted(
+        patterns,
+        key=lambda p: (
+            slots_on(p[0], p[1], slot_size, gpu_per_slot),
+            len(p[1]),
+            len(p[0]),
+        ),
+    )
+    enough = least if least == most else most  # stop once this many offer
+    tried: set[tuple[frozenset, frozenset]] = set()
+    best: tuple[int, frozenset, frozenset] | None = None
+    for cores, gpus in seeds:
+        for weighted in (False, True):
+            cset = _pick(cores, ncores, core_weight if weighted else None)
+            gset = _pick(gpus, ngpus, gpu_weight if weighted else None)
+            if (cset, gset) in tried:
+                continue
+            tried.add((cset, gset))
+            # No more nodes offer a set than offer its rarest id.
+            bound = min(
+                [core_weight[i] for i in cset] + [gpu_weight[i] for i in gset],
+                default=len(views),
+            )
+            if bound < least or (best is not None and bound <= best[0]):
+                continue
+            offered = sum(
+                len(members)
+                for (c, g), members in patterns.items()
+                if cset <= c and gset <= g
+            )
+            if offered >= least and (best is None or offered > best[0]):
+                best = (offered, cset, gset)
+        if best is not None and enough is not None and best[0] >= enough:
+            break
+    if best is None:
+        return None
+    _, cset, gset = best
+    supporting = [
+        view
+        for (c, g), members in patterns.items()
+        if cset <= c and gset <= g
+        for view in members
+    ]
+    chosen = tightest(supporting, most, slot_size, gpu_per_slot)
+    return _shares(chosen, cset, gset)
+
+
+def _shares(chosen: Iterable[NodeView], cores: frozenset, gpus: frozenset):
+    return [(rank, cores, gpus) for rank, _, _ in chosen]
+
+
+def shorten(shares: list[Share], short: int, ncores: int, ngpus: int) -> list[Share]:
+    """Cut the last *short* shares down to their *ncores* lowest core ids
+    and *ngpus* lowest GPU ids (one slot fewer): matching shares stay
+    matching, the shorter ones a prefix of the others."""
+    if short <= 0:
+        return shares
+    keep = len(shares) - short
+    return shares[:keep] + [
+        (rank, frozenset(sorted(cores)[:ncores]), frozenset(sorted(gpus)[:ngpus]))
+        for rank, cores, gpus in shares[keep:]
+    ]
