@@ -138,6 +138,11 @@ def _pick(ids: frozenset, count: int, weight: dict[int, int] | None) -> frozense
     return frozenset(sorted(ids, key=lambda i: (-weight.get(i, 0), i))[:count])
 
 
+#: Seeds (distinct free-id patterns, tightest first) from which
+#: :func:`matching` grows an intersection when the quick id sets fail.
+GROW_SEEDS = 16
+
+
 def matching(
     views: Sequence[NodeView],
     least: int,
@@ -159,11 +164,14 @@ def matching(
 
     Returns the shares (the same ids on every node), on the nodes with the
     least room among those that offer the ids, or None if no id set tried
-    is offered by *least* nodes.  Id sets are tried for each distinct
-    pattern of offered ids, tightest pattern first: its lowest ids, and
-    its ids offered by the most nodes.  With a fixed count (*least* ==
-    *most*) the first id set offered by enough nodes wins; otherwise the
-    one offered by the most nodes.
+    is offered by *least* nodes.  Nodes are grouped by the pattern of ids
+    they offer, and id sets are tried pattern by pattern, tightest first:
+    the pattern's lowest ids and its ids offered by the most nodes; if
+    none is offered by enough nodes, the ids common to a pattern and the
+    patterns that keep the most of them in common, added one by one (for
+    the first :data:`GROW_SEEDS` patterns).  With a fixed count (*least*
+    == *most*) the first id set offered by enough nodes wins; otherwise
+    the one offered by the most nodes.
     """
     if least < 1 or len(views) < least:
         return None
@@ -174,50 +182,11 @@ def matching(
         ((cores, gpus),) = patterns
         chosen = tightest(views, most, slot_size, gpu_per_slot)
         return _shares(chosen, _pick(cores, ncores, None), _pick(gpus, ngpus, None))
-    core_weight: dict[int, int] = {}
-    gpu_weight: dict[int, int] = {}
-    for (cores, gpus), members in patterns.items():
-        for i in cores:
-            core_weight[i] = core_weight.get(i, 0) + len(members)
-        for i in gpus:
-            gpu_weight[i] = gpu_weight.get(i, 0) + len(members)
-    seeds = sorted(
-        patterns,
-        key=lambda p: (
-            slots_on(p[0], p[1], slot_size, gpu_per_slot),
-            len(p[1]),
-            len(p[0]),
-        ),
-    )
-    enough = least if least == most else most  # stop once this many offer
-    tried: set[tuple[frozenset, frozenset]] = set()
-    best: tuple[int, frozenset, frozenset] | None = None
-    for cores, gpus in seeds:
-        for weighted in (False, True):
-            cset = _pick(cores, ncores, core_weight if weighted else None)
-            gset = _pick(gpus, ngpus, gpu_weight if weighted else None)
-            if (cset, gset) in tried:
-                continue
-            tried.add((cset, gset))
-            # No more nodes offer a set than offer its rarest id.
-            bound = min(
-                [core_weight[i] for i in cset] + [gpu_weight[i] for i in gset],
-                default=len(views),
-            )
-            if bound < least or (best is not None and bound <= best[0]):
-                continue
-            offered = sum(
-                len(members)
-                for (c, g), members in patterns.items()
-                if cset <= c and gset <= g
-            )
-            if offered >= least and (best is None or offered > best[0]):
-                best = (offered, cset, gset)
-        if best is not None and enough is not None and best[0] >= enough:
-            break
-    if best is None:
+    search = _IdSearch(patterns, least, most, ncores, ngpus, slot_size, gpu_per_slot)
+    found = search.run()
+    if found is None:
         return None
-    _, cset, gset = best
+    cset, gset = found
     supporting = [
         view
         for (c, g), members in patterns.items()
@@ -226,6 +195,103 @@ def matching(
     ]
     chosen = tightest(supporting, most, slot_size, gpu_per_slot)
     return _shares(chosen, cset, gset)
+
+
+class _IdSearch:
+    """The id sets :func:`matching` tries, and the best found so far."""
+
+    def __init__(self, patterns, least, most, ncores, ngpus, slot_size, gpu_per_slot):
+        self.patterns = patterns
+        self.least, self.most = least, most
+        self.ncores, self.ngpus = ncores, ngpus
+        self.slot = (slot_size, gpu_per_slot)
+        self.enough = least if least == most else most  # stop at this many
+        self.core_weight: dict[int, int] = {}
+        self.gpu_weight: dict[int, int] = {}
+        for (cores, gpus), members in patterns.items():
+            for i in cores:
+                self.core_weight[i] = self.core_weight.get(i, 0) + len(members)
+            for i in gpus:
+                self.gpu_weight[i] = self.gpu_weight.get(i, 0) + len(members)
+        self.seeds = sorted(patterns, key=self._room)
+        self.tried: set[tuple[frozenset, frozenset]] = set()
+        self.best: tuple[int, frozenset, frozenset] | None = None
+
+    def _room(self, pattern) -> tuple:
+        cores, gpus = pattern
+        return (slots_on(cores, gpus, *self.slot), len(gpus), len(cores))
+
+    def _done(self) -> bool:
+        best = self.best
+        return best is not None and self.enough is not None and best[0] >= self.enough
+
+    def run(self) -> tuple[frozenset, frozenset] | None:
+        """The best id set found, ``(cores, gpus)``, or None."""
+        for cores, gpus in self.seeds:
+            for weighted in (False, True):
+                self.offer(
+                    _pick(cores, self.ncores, self.core_weight if weighted else None),
+                    _pick(gpus, self.ngpus, self.gpu_weight if weighted else None),
+                )
+            if self._done():
+                break
+        if not self._done():
+            for seed in self.seeds[:GROW_SEEDS]:
+                common = self.grow(seed)
+                if common is not None:
+                    cores, gpus = common
+                    self.offer(
+                        _pick(cores, self.ncores, None), _pick(gpus, self.ngpus, None)
+                    )
+                    if self._done():
+                        break
+        return None if self.best is None else self.best[1:]
+
+    def offer(self, cset: frozenset, gset: frozenset) -> None:
+        """Count the nodes offering *cset* and *gset*; keep the best."""
+        if (cset, gset) in self.tried:
+            return
+        self.tried.add((cset, gset))
+        # No more nodes offer a set than offer its rarest id.
+        bound = min(
+            [self.core_weight[i] for i in cset] + [self.gpu_weight[i] for i in gset],
+            default=sum(len(m) for m in self.patterns.values()),
+        )
+        best = self.best
+        if bound < self.least or (best is not None and bound <= best[0]):
+            return
+        offered = sum(
+            len(members)
+            for (c, g), members in self.patterns.items()
+            if cset <= c and gset <= g
+        )
+        if offered >= self.least and (best is None or offered > best[0]):
+            self.best = (offered, cset, gset)
+
+    def grow(self, seed) -> tuple[frozenset, frozenset] | None:
+        """Ids common to *seed* and the patterns added one by one, each
+        the one that keeps the most room in common, until *least* nodes
+        share them; None if the room runs out first."""
+        cores, gpus = seed
+        count = len(self.patterns[seed])
+        used = {seed}
+        while count < self.least:
+            pick = None
+            for pattern, members in self.patterns.items():
+                if pattern in used:
+                    continue
+                c, g = cores & pattern[0], gpus & pattern[1]
+                if len(c) < self.ncores or len(g) < self.ngpus:
+                    continue
+                score = (*self._room((c, g)), len(members))
+                if pick is None or score > pick[0]:
+                    pick = (score, pattern, c, g)
+            if pick is None:
+                return None
+            _, pattern, cores, gpus = pick
+            used.add(pattern)
+            count += len(self.patterns[pattern])
+        return cores, gpus
 
 
 def _shares(chosen: Iterable[NodeView], cores: frozenset, gpus: frozenset):
