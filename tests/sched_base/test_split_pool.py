@@ -369,3 +369,12 @@ def test_planner_reservations_and_starts_use_the_split_pool():
         assert t == NOW + start
         assert sorted(slot_counts(R).values()) == [per_node] * 16
         assert len(set(shares(R).values())) == 1
+
+
+def test_the_planner_counts_whole_nodes_only_where_idle_nodes_are_alike():
+    whole = slots(fresh(), 2, nodes=2, cores=16, gpus=4)
+    assert Planner(fresh()).whole_nodes(whole) == 2  # the count-based path
+    R = R_of({0: ("0-3", "0-1"), 1: ("0-3", "2-3")})
+    request = slots(SplitPool(R), 1, nodes=1, cores=4, gpus=2)
+    assert Planner(SplitPoolAnySlots(R)).whole_nodes(request) == 1
+    assert Planner(SplitPool(R)).whole_nodes(request) is None
