@@ -6,8 +6,9 @@ free ids when allocating, all its ids when judging feasibility).
 
 - :func:`layouts`: the even splits of a number of slots, ``(nodes, slots
   per node)``, fewest nodes first;
-- :func:`tightest`: the nodes with the least room that still hold a share
-  (best fit, the smallest sufficient free space);
+- :class:`Rooms`: nodes grouped by the slots they have room for, with the
+  tightest that still hold a share first (best fit, the smallest
+  sufficient free space);
 - :func:`matching`: nodes that all offer one same set of core ids and one
   same set of GPU ids, so that one ``CUDA_VISIBLE_DEVICES`` value (or one
   core binding) is right on every node of the allocation.
@@ -22,6 +23,7 @@ suffice.  It never returns a set that does not match.
 from __future__ import annotations
 
 import heapq
+from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 
 #: ``(rank, cores, gpus)``: the core and GPU ids a node offers.
@@ -92,34 +94,84 @@ def near_layouts(total: int, capacities: Sequence[int]) -> Iterator[Layout]:
             yield nodes, per_node, nodes * per_node - total
 
 
-def _room(view: NodeView, slot_size: int, gpu_per_slot: int) -> tuple:
-    """Sort key: least room first (slots, then GPUs, then cores), then rank.
-
-    GPUs before cores: a job without GPUs goes to a node whose GPUs are
-    already taken rather than strand GPUs behind its cores.
-    """
+def _secondary(view: NodeView) -> tuple:
+    """Among nodes with the same room: fewest free GPUs, then cores, then
+    the lowest rank (a job without GPUs goes where GPUs are taken rather
+    than strand free GPUs behind its cores)."""
     rank, cores, gpus = view
-    return (slots_on(cores, gpus, slot_size, gpu_per_slot), len(gpus), len(cores), rank)
+    return (len(gpus), len(cores), rank)
 
 
-def tightest(
-    views: Iterable[NodeView],
-    count: int | None,
-    slot_size: int,
-    gpu_per_slot: int,
-) -> list[NodeView]:
-    """Up to *count* of *views* (all if None), those with the least room
-    first (best fit).  The caller passes only views that hold a share."""
+class Rooms:
+    """Nodes grouped by how many slots of one size each has room for.
 
-    def key(view):
-        return _room(view, slot_size, gpu_per_slot)
+    Built once per allocation, it answers "how many nodes hold *k* slots"
+    and "which ones, tightest first" without a sort key per node.
 
-    if count == 1:
-        views = list(views)
-        return [min(views, key=key)] if views else []
-    if count is None:
-        return sorted(views, key=key)
-    return heapq.nsmallest(count, views, key=key)
+    Args:
+        views: the nodes (in rank order).
+        slot_size, gpu_per_slot: the slot.
+    """
+
+    def __init__(self, views: Iterable[NodeView], slot_size: int, gpu_per_slot: int):
+        self.slot = (slot_size, gpu_per_slot)
+        by_room: dict[int, list[NodeView]] = defaultdict(list)
+        # One room per distinct (cores, GPUs) count: many nodes share one.
+        room_of: dict[tuple[int, int], int] = {}
+        for view in views:
+            sizes = (len(view[1]), len(view[2]))
+            room = room_of.get(sizes)
+            if room is None:
+                room = sizes[0] // slot_size
+                if gpu_per_slot:
+                    room = min(room, sizes[1] // gpu_per_slot)
+                room_of[sizes] = room
+            if room:
+                by_room[room].append(view)
+        self.by_room = dict(by_room)
+        #: Distinct rooms, smallest first.
+        self.rooms = sorted(by_room)
+        self._at_least: dict[int, int] = {}
+        count = 0
+        for room in reversed(self.rooms):
+            count += len(by_room[room])
+            self._at_least[room] = count
+
+    def total(self) -> int:
+        """Slots the nodes have room for, in all."""
+        return sum(room * len(views) for room, views in self.by_room.items())
+
+    def at_least(self, per_node: int) -> int:
+        """How many nodes have room for *per_node* slots."""
+        for room in self.rooms:
+            if room >= per_node:
+                return self._at_least[room]
+        return 0
+
+    def fitting(self, per_node: int) -> list[NodeView]:
+        """The nodes with room for *per_node* slots, least room first."""
+        return [
+            view
+            for room in self.rooms
+            if room >= per_node
+            for view in self.by_room[room]
+        ]
+
+    def tightest(self, per_node: int, count: int | None) -> list[NodeView]:
+        """Up to *count* (all if None) of the nodes with room for
+        *per_node* slots: the least room first (best fit); among nodes
+        with the same room, where only some are taken, the fewest free
+        GPUs, then cores, then the lowest rank."""
+        out: list[NodeView] = []
+        for room in self.rooms:
+            if room < per_node:
+                continue
+            views = self.by_room[room]
+            if count is not None and len(out) + len(views) > count:
+                out += heapq.nsmallest(count - len(out), views, key=_secondary)
+                return out
+            out += views
+        return out
 
 
 def lowest_shares(views: Iterable[NodeView], ncores: int, ngpus: int) -> list[Share]:
@@ -156,14 +208,15 @@ def matching(
 
     Args:
         views: nodes that each hold the share by count (at least *ncores*
-            cores and *ngpus* GPUs offered).
+            cores and *ngpus* GPUs offered), in rank order.
         least: the fewest nodes wanted.
         most: the most nodes wanted (None: as many as share the ids).
         ncores, ngpus: the share's size on each node.
         slot_size, gpu_per_slot: the slot, for best fit among the nodes.
 
     Returns the shares (the same ids on every node), on the nodes with the
-    least room among those that offer the ids, or None if no id set tried
+    least room among those that offer the ids (then in rank order), or
+    None if no id set tried
     is offered by *least* nodes.  Nodes are grouped by the pattern of ids
     they offer, and id sets are tried pattern by pattern, tightest first:
     the pattern's lowest ids and its ids offered by the most nodes; if
@@ -180,21 +233,21 @@ def matching(
         patterns.setdefault((view[1], view[2]), []).append(view)
     if len(patterns) == 1:
         ((cores, gpus),) = patterns
-        chosen = tightest(views, most, slot_size, gpu_per_slot)
+        chosen = views if most is None else views[:most]
         return _shares(chosen, _pick(cores, ncores, None), _pick(gpus, ngpus, None))
     search = _IdSearch(patterns, least, most, ncores, ngpus, slot_size, gpu_per_slot)
     found = search.run()
     if found is None:
         return None
     cset, gset = found
-    supporting = [
+    # The nodes offering the ids, tightest pattern first, then rank order.
+    chosen = [
         view
-        for (c, g), members in patterns.items()
-        if cset <= c and gset <= g
-        for view in members
+        for pattern in sorted(patterns, key=search.room)
+        if cset <= pattern[0] and gset <= pattern[1]
+        for view in patterns[pattern]
     ]
-    chosen = tightest(supporting, most, slot_size, gpu_per_slot)
-    return _shares(chosen, cset, gset)
+    return _shares(chosen if most is None else chosen[:most], cset, gset)
 
 
 class _IdSearch:
@@ -213,11 +266,12 @@ class _IdSearch:
                 self.core_weight[i] = self.core_weight.get(i, 0) + len(members)
             for i in gpus:
                 self.gpu_weight[i] = self.gpu_weight.get(i, 0) + len(members)
-        self.seeds = sorted(patterns, key=self._room)
+        self.seeds = sorted(patterns, key=self.room)
         self.tried: set[tuple[frozenset, frozenset]] = set()
         self.best: tuple[int, frozenset, frozenset] | None = None
 
-    def _room(self, pattern) -> tuple:
+    def room(self, pattern) -> tuple:
+        """Sort key of a pattern: least room first, as in :class:`Rooms`."""
         cores, gpus = pattern
         return (slots_on(cores, gpus, *self.slot), len(gpus), len(cores))
 
@@ -283,7 +337,7 @@ class _IdSearch:
                 c, g = cores & pattern[0], gpus & pattern[1]
                 if len(c) < self.ncores or len(g) < self.ngpus:
                     continue
-                score = (*self._room((c, g)), len(members))
+                score = (*self.room((c, g)), len(members))
                 if pick is None or score > pick[0]:
                     pick = (score, pattern, c, g)
             if pick is None:

@@ -50,13 +50,12 @@ from flux.resource.Rv1Pool import Rv1Pool
 from flux_sched_base.even_split import (
     Layout,
     NodeView,
+    Rooms,
     layouts,
     lowest_shares,
     matching,
     near_layouts,
     shorten,
-    slots_on,
-    tightest,
 )
 
 #: The pool's keyword arguments and their defaults (libEnsemble's).
@@ -135,13 +134,18 @@ class Rv1SplitPool(Rv1Pool):
         (after :meth:`_check_feasibility`, which raises
         :class:`~flux.resource.InfeasibleRequest` if nothing ever will).
         """
-        views = [(rank, cores, gpus) for rank, _, cores, gpus in candidates]
         if request.exclusive:
             found = self._whole_nodes(candidates, request)
-        elif request.nnodes > 0:
-            found = self._per_node(views, request)
         else:
-            found = self._split(views, request)
+            rooms = Rooms(
+                [(rank, cores, gpus) for rank, _, cores, gpus in candidates],
+                request.slot_size,
+                request.gpu_per_slot,
+            )
+            if request.nnodes > 0:
+                found = self._per_node(rooms, request)
+            else:
+                found = self._split(rooms, request)
         if found is None:
             self._check_feasibility(request)
             raise InsufficientResources("insufficient resources")
@@ -162,25 +166,22 @@ class Rv1SplitPool(Rv1Pool):
         per_node = request.nslots // max(request.nnodes, 1)
         return selected, per_node * len(selected)
 
-    def _per_node(self, views: list[NodeView], request):
+    def _per_node(self, rooms: Rooms, request):
         """Node-level request: its per-node share on *nnodes* nodes (more,
         up to the maximum of a node range)."""
         per_node = request.nslots // request.nnodes
         shares = self._place(
-            views, request.nnodes, request.nnodes_max, per_node, request
+            rooms, request.nnodes, request.nnodes_max, per_node, request
         )
         if shares is None:
             return None
         return shares, per_node * len(shares)
 
-    def _split(self, views: list[NodeView], request):
+    def _split(self, rooms: Rooms, request):
         """Slot-only request: the most slots a range allows first; for each
         count, its splits (:meth:`_splits`) fewest nodes first, only the
         first with ``split2fit`` off."""
-        size, gpus = request.slot_size, request.gpu_per_slot
-        room = [slots_on(c, g, size, gpus) for _, c, g in views]
-        at_least = _at_least(room)
-        top = sum(room)
+        top = rooms.total()
         if request.nslots_max is not None:
             top = min(top, request.nslots_max)
         for total in range(top, request.nslots - 1, -1):
@@ -188,16 +189,14 @@ class Rv1SplitPool(Rv1Pool):
             if not self.split2fit:
                 splits = splits[:1]
             for nodes, per_node, short in splits:
-                if per_node >= len(at_least) or at_least[per_node] < nodes:
-                    continue  # too few nodes with room, whatever their ids
-                shares = self._place(views, nodes, nodes, per_node, request, short)
+                shares = self._place(rooms, nodes, nodes, per_node, request, short)
                 if shares is not None:
                     return shares, total
         return None
 
     def _place(
         self,
-        views,
+        rooms: Rooms,
         least: int,
         most: int | None,
         per_node: int,
@@ -206,16 +205,16 @@ class Rv1SplitPool(Rv1Pool):
     ):
         """*per_node* slots on each of *least* to *most* nodes (the last
         *short* of them one slot fewer): the tightest nodes, with matching
-        ids if the share spans nodes."""
+        ids if the share spans nodes; None if they are not there."""
+        if rooms.at_least(per_node) < least:
+            return None
         size, gpus = request.slot_size, request.gpu_per_slot
         ncores, ngpus = per_node * size, per_node * gpus
-        fit = [v for v in views if len(v[1]) >= ncores and len(v[2]) >= ngpus]
-        if len(fit) < least:
-            return None
         if self.match_slots and most != 1:
+            fit = rooms.fitting(per_node)
             shares = matching(fit, least, most, ncores, ngpus, size, gpus)
         else:
-            shares = lowest_shares(tightest(fit, most, size, gpus), ncores, ngpus)
+            shares = lowest_shares(rooms.tightest(per_node, most), ncores, ngpus)
         if shares is None:
             return None
         return shorten(shares, short, ncores - size, ngpus - gpus)
@@ -223,11 +222,10 @@ class Rv1SplitPool(Rv1Pool):
     # -- what can ever fit ---------------------------------------------------------------
 
     def _shape_key(self, request) -> tuple:
-        return (
-            request.slot_size,
-            request.gpu_per_slot,
-            json.dumps(request.constraint, sort_keys=True, default=str),
-        )
+        constraint = request.constraint
+        if constraint is not None:
+            constraint = json.dumps(constraint, sort_keys=True, default=str)
+        return (request.slot_size, request.gpu_per_slot, constraint)
 
     def _eligible(self, request) -> list[NodeView]:
         """Every node the request's constraint allows, with all its ids
@@ -247,17 +245,25 @@ class Rv1SplitPool(Rv1Pool):
             self._structure[key] = found
         return found
 
+    def _idle_rooms(self, request) -> Rooms:
+        """:class:`Rooms` of the eligible nodes, all idle."""
+        key = ("rooms", self._shape_key(request))
+        found = self._structure.get(key)
+        if found is None:
+            found = Rooms(
+                self._eligible(request), request.slot_size, request.gpu_per_slot
+            )
+            self._structure[key] = found
+        return found
+
     def _capacities(self, request) -> list[int]:
         """Slots of *request*'s size each eligible node could hold, largest
-        first."""
+        first (nodes that hold none left out)."""
         key = ("capacities", self._shape_key(request))
         found = self._structure.get(key)
         if found is None:
-            size, gpus = request.slot_size, request.gpu_per_slot
-            found = sorted(
-                (slots_on(c, g, size, gpus) for _, c, g in self._eligible(request)),
-                reverse=True,
-            )
+            idle = self._idle_rooms(request)
+            found = [room for room in reversed(idle.rooms) for _ in idle.by_room[room]]
             self._structure[key] = found
         return found
 
@@ -295,11 +301,11 @@ class Rv1SplitPool(Rv1Pool):
             for candidates in (layouts, near_layouts):
                 found = list(candidates(total, capacities))
                 if self.match_slots and not self._uniform():
-                    views = self._eligible(request)
+                    idle = self._idle_rooms(request)
                     found = [
                         (nodes, per_node, short)
                         for nodes, per_node, short in found
-                        if self._place(views, nodes, nodes, per_node, request)
+                        if self._place(idle, nodes, nodes, per_node, request)
                     ]
                 if found:
                     break
@@ -331,8 +337,8 @@ class Rv1SplitPool(Rv1Pool):
         size, gpus = request.slot_size, request.gpu_per_slot
         if request.nnodes > 0:
             per_node = request.nslots // request.nnodes
-            views = self._eligible(request)
-            if self._place(views, request.nnodes, request.nnodes, per_node, request):
+            idle = self._idle_rooms(request)
+            if self._place(idle, request.nnodes, request.nnodes, per_node, request):
                 return None
             return (
                 f"unsatisfiable request: no {request.nnodes} nodes offer the same "
@@ -353,19 +359,6 @@ class Rv1SplitPool(Rv1Pool):
             f"{len(capacities)} nodes of up to {most} such slots"
             + (" with the same ids on every node" if self.match_slots else "")
         )
-
-
-def _at_least(room: list[int]) -> list[int]:
-    """``at_least[k]``: how many nodes have room for k slots, given each
-    node's room in *room*."""
-    if not room:
-        return [0]
-    counts = [0] * (max(room) + 2)
-    for slots in room:
-        counts[slots] += 1
-    for k in range(len(counts) - 2, -1, -1):
-        counts[k] += counts[k + 1]
-    return counts
 
 
 class SplitPool(ResourcePool):
