@@ -48,19 +48,33 @@ def shares_of(broker, jobid):
     return parse_ranks(broker.jobs.job(jobid).R)
 
 
+def start_args(policy, pool):
+    """``load()`` arguments for *policy* with the pool argument *pool*."""
+    return module_path(policy), ["queue-depth=unlimited", pool]
+
+
+def one_job(make_broker, policy, pool, nodes, busy, spec):
+    """Run one job (*spec*, 50 s) under *policy* with *pool* on *nodes* GPU
+    nodes where the jobs *busy* (``[(shares, runtime)]``) already run.
+    Returns the broker, the job and how long after loading it started."""
+    b = make_broker(Machine.uniform(nodes, 16, 4))
+    t0 = b.now
+    for shares, runtime in busy:
+        running(b, shares, runtime)
+    b.load(*start_args(policy, pool))
+    job = b.jobs.submit(spec, runtime=50.0)
+    b.run()
+    b.observer.assert_clean()
+    return b, job, b.jobs.job(job).t_run - t0
+
+
 @pytest.mark.parametrize("policy", POLICIES)
 def test_split2fit_starts_a_job_now_on_more_nodes(policy, make_broker):
+    # half of every node busy for 100 s
+    busy = [({rank: ("0-7", "0-1")}, 100.0) for rank in range(4)]
     starts = {}
     for pool in (POOL, MIN_NODES):
-        b = make_broker(Machine.uniform(4, 16, 4))
-        t0 = b.now
-        for rank in range(4):  # half of every node, for 100 s
-            running(b, {rank: ("0-7", "0-1")}, 100.0)
-        b.load(*start_args(policy, pool))
-        job = b.jobs.submit(gpu_job(8), runtime=50.0)
-        b.run()
-        b.observer.assert_clean()
-        starts[pool] = b.jobs.job(job).t_run - t0
+        b, job, starts[pool] = one_job(make_broker, policy, pool, 4, busy, gpu_job(8))
         counts = sorted(len(c) // 4 for c, _ in shares_of(b, job).values())
         if pool == POOL:
             assert counts == [2, 2, 2, 2]
@@ -70,29 +84,18 @@ def test_split2fit_starts_a_job_now_on_more_nodes(policy, make_broker):
         else:
             assert counts == [4, 4]
             # it waited with an estimate of when the fewest nodes free up
-            assert {v for _, v in estimate_history(b)[job] if v} == {t0 + 100.0}
+            t_estimates = {v for _, v in estimate_history(b)[job] if v}
+            assert t_estimates == {b.clock.epoch + 100.0}
     assert starts == {POOL: 0.0, MIN_NODES: 100.0}
-
-
-def start_args(policy, pool):
-    """``load()`` arguments for *policy* with the pool argument *pool*."""
-    return module_path(policy), ["queue-depth=unlimited", pool]
 
 
 @pytest.mark.parametrize("policy", POLICIES)
 def test_match_slots_waits_for_matching_ids(policy, make_broker):
+    # rank 0 has cores 0-7 and GPUs 0-1 free, rank 1 cores 8-15 and GPUs 2-3
+    busy = [({0: ("8-15", "2-3")}, 100.0), ({1: ("0-7", "0-1")}, 200.0)]
     starts = {}
     for pool in (POOL, ANY_SLOTS):
-        b = make_broker(Machine.uniform(2, 16, 4))
-        t0 = b.now
-        # rank 0 has cores 0-7 and GPUs 0-1 free, rank 1 cores 8-15, GPUs 2-3
-        running(b, {0: ("8-15", "2-3")}, 100.0)
-        running(b, {1: ("0-7", "0-1")}, 200.0)
-        b.load(*start_args(policy, pool))
-        job = b.jobs.submit(gpu_job(4), runtime=50.0)
-        b.run()
-        b.observer.assert_clean()
-        starts[pool] = b.jobs.job(job).t_run - t0
+        b, job, starts[pool] = one_job(make_broker, policy, pool, 2, busy, gpu_job(4))
         if pool == POOL:
             # one node, once rank 0 is free: the best fit
             assert shares_of(b, job) == {0: (frozenset(range(16)), frozenset(range(4)))}
