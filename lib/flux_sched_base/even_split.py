@@ -4,8 +4,9 @@ The placement rules of :mod:`flux_sched_base.split_pool`, as pure functions
 over *node views*: ``(rank, cores, gpus)`` with the ids a node offers (its
 free ids when allocating, all its ids when judging feasibility).
 
-- :func:`layouts`: the even splits of a number of slots, ``(nodes, slots
-  per node)``, fewest nodes first;
+- :func:`layouts`: the even splits of a number of slots, fewest nodes
+  first; :func:`near_layouts`: the splits as even as can be (shares one
+  slot apart), for a count no even split allows;
 - :class:`Rooms`: nodes grouped by the slots they have room for, with the
   tightest that still hold a share first (best fit, the smallest
   sufficient free space);
@@ -13,11 +14,11 @@ free ids when allocating, all its ids when judging feasibility).
   same set of GPU ids, so that one ``CUDA_VISIBLE_DEVICES`` value (or one
   core binding) is right on every node of the allocation.
 
-Finding the largest set of nodes that share a given number of ids is a
-hard combinatorial problem in general; :func:`matching` tries a few id sets
-per distinct free-id pattern (tightest patterns first) and is exact when
-nodes offer identical ids (an idle machine) or when one pattern's nodes
-suffice.  It never returns a set that does not match.
+Finding the most nodes that share a given number of ids is a hard
+combinatorial problem in general; :func:`matching` tries a few id sets per
+distinct pattern of offered ids and is exact when the nodes offer
+identical ids (an idle machine), when one pattern's nodes suffice, and
+when two nodes are wanted.  It never returns ids that do not match.
 """
 
 from __future__ import annotations
@@ -216,8 +217,7 @@ def matching(
 
     Returns the shares (the same ids on every node), on the nodes with the
     least room among those that offer the ids (then in rank order), or
-    None if no id set tried
-    is offered by *least* nodes.  Nodes are grouped by the pattern of ids
+    None if no id set tried is offered by *least* nodes.  Nodes are grouped by the pattern of ids
     they offer, and id sets are tried pattern by pattern, tightest first:
     the pattern's lowest ids and its ids offered by the most nodes; if
     none is offered by enough nodes, the ids common to a pattern and the

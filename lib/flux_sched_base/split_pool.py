@@ -134,6 +134,8 @@ class Rv1SplitPool(Rv1Pool):
         (after :meth:`_check_feasibility`, which raises
         :class:`~flux.resource.InfeasibleRequest` if nothing ever will).
         """
+        if request.slot_size < 1 or request.nslots < 1:
+            self._check_feasibility(request)  # raises: no slot, or no core
         if request.exclusive:
             found = self._whole_nodes(candidates, request)
         else:
@@ -318,8 +320,13 @@ class Rv1SplitPool(Rv1Pool):
 
         Raises :class:`~flux.resource.InfeasibleRequest` naming why not.
         """
+        if request.slot_size < 1 or request.nslots < 1:
+            raise InfeasibleRequest(
+                "unsatisfiable request: a job needs at least one slot, "
+                "and a slot at least one core"
+            )
         super()._check_feasibility(request)
-        if request.exclusive or request.slot_size < 1:
+        if request.exclusive:
             return
         key = (
             "feasible",

@@ -7,8 +7,10 @@ import pytest
 from flux.resource import (
     InfeasibleRequest,
     InsufficientResources,
+    ResourceCount,
     ResourcePool,
 )
+from flux.resource.Rv1Pool import ResourceRequest
 from split_pool_helpers import MACHINE, R_of, occupy, shares, slot_counts, slots
 
 from flux_sched_base.planner import Planner
@@ -378,3 +380,14 @@ def test_the_planner_counts_whole_nodes_only_where_idle_nodes_are_alike():
     request = slots(SplitPool(R), 1, nodes=1, cores=4, gpus=2)
     assert Planner(SplitPoolAnySlots(R)).whole_nodes(request) == 1
     assert Planner(SplitPool(R)).whole_nodes(request) is None
+
+
+def test_a_request_for_slots_of_no_core_is_infeasible():
+    # The jobspec parser refuses a count of 0; a request built by hand
+    # (another parser, a test) is refused too, not divided by.
+    pool = fresh()
+    request = ResourceRequest(None, ResourceCount(2, 2), 0, 0, 0.0, None, False)
+    with pytest.raises(InfeasibleRequest, match="at least one core"):
+        pool.check_feasibility(request)
+    with pytest.raises(InfeasibleRequest, match="at least one core"):
+        pool.alloc(1, request)
