@@ -18,7 +18,9 @@ Finding the most nodes that share a given number of ids is a hard
 combinatorial problem in general; :func:`matching` tries a few id sets per
 distinct pattern of offered ids and is exact when the nodes offer
 identical ids (an idle machine), when one pattern's nodes suffice, and
-when two nodes are wanted.  It never returns ids that do not match.
+when two nodes are wanted and one of them has one of the
+:data:`GROW_SEEDS` tightest patterns.  It never returns ids that do not
+match.
 """
 
 from __future__ import annotations
