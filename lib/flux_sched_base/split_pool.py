@@ -284,12 +284,15 @@ class Rv1SplitPool(Rv1Pool):
         return found
 
     @property
-    def whole_nodes_interchangeable(self) -> bool:
-        """Can any idle nodes host a request for whole nodes?  True unless
-        ``match_slots`` is on and nodes number their ids differently (R of
-        a nested instance, say); a planner may then count whole nodes
-        instead of asking the allocator."""
-        return not self.match_slots or self._uniform()
+    def interchangeable_units(self) -> frozenset[str]:
+        """The units of which any free ones host a request, as a planner
+        counting them assumes (see ``Planner.whole_nodes``): whole
+        ``"nodes"``, unless ``match_slots`` is on and nodes number their
+        ids differently (R of a nested instance, say).  Never ``"cores"``:
+        where free cores are does matter here (even splits, best fit)."""
+        if not self.match_slots or self._uniform():
+            return frozenset({"nodes"})
+        return frozenset()
 
     def _splits(self, total: int, request) -> list[Layout]:
         """How *total* slots may be split, fewest nodes first: the even
@@ -393,9 +396,9 @@ class SplitPool(ResourcePool):
         super().__init__(R)
 
     @property
-    def whole_nodes_interchangeable(self) -> bool:
-        """See :attr:`Rv1SplitPool.whole_nodes_interchangeable`."""
-        return self.impl.whole_nodes_interchangeable
+    def interchangeable_units(self) -> frozenset[str]:
+        """See :attr:`Rv1SplitPool.interchangeable_units`."""
+        return self.impl.interchangeable_units
 
 
 class SplitPoolAnySlots(SplitPool):

@@ -308,9 +308,9 @@ def test_matching_is_infeasible_on_nodes_numbered_differently():
     with pytest.raises(InfeasibleRequest, match="same 2 core ids and 1 GPU ids"):
         SplitPool(R).check_feasibility(request)
     SplitPoolAnySlots(R).check_feasibility(request)
-    assert not SplitPool(R).whole_nodes_interchangeable
-    assert SplitPoolAnySlots(R).whole_nodes_interchangeable
-    assert fresh().whole_nodes_interchangeable
+    assert SplitPool(R).interchangeable_units == frozenset()
+    assert SplitPoolAnySlots(R).interchangeable_units == {"nodes"}
+    assert fresh().interchangeable_units == {"nodes"}
 
 
 # -- exclusive, ranges ---------------------------------------------------------------------
@@ -380,6 +380,13 @@ def test_the_planner_counts_whole_nodes_only_where_idle_nodes_are_alike():
     request = slots(SplitPool(R), 1, nodes=1, cores=4, gpus=2)
     assert Planner(SplitPoolAnySlots(R)).whole_nodes(request) == 1
     assert Planner(SplitPool(R)).whole_nodes(request) is None
+
+
+def test_the_planner_never_counts_free_cores_with_the_split_pool():
+    one_core_slots = slots(fresh(), 7, cores=1, gpus=0)
+    assert Planner(ResourcePool(MACHINE.to_R())).core_count(one_core_slots) == 7
+    for cls in (SplitPool, SplitPoolMinNodesAnySlots):
+        assert Planner(fresh(cls)).core_count(one_core_slots) is None
 
 
 def test_a_request_for_slots_of_no_core_is_infeasible():

@@ -204,3 +204,37 @@ def test_a_scheduler_class_names_the_pool_and_its_keyword_arguments(
     logs = [e.text for e in b.transcript.entries() if e.kind == "log"]
     assert any("pool: ignoring unknown option 'colour'" in t for t in logs)
     assert any("pool-class=SplitPool" in t for t in logs)
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_one_core_slot_queues_are_planned_with_the_pool_not_core_counts(
+    policy, make_broker
+):
+    # 4 nodes of 4 cores: rank 0 idle, rank 1 has 3 cores free until 100,
+    # ranks 2 and 3 busy.  Seven 1-core tasks are 7 free cores, but not an
+    # even split: they wait for two nodes with room for 4 (4 + 3).  A
+    # 1-core job behind them fits now and ends before they start.
+    b = make_broker(Machine.uniform(4, 4))
+    t0 = b.now
+    for rank, cores, runtime in ((1, "0", 100.0), (2, "0-3", 200.0), (3, "0-3", 300.0)):
+        R = {
+            "version": 1,
+            "execution": {
+                "R_lite": [{"rank": str(rank), "children": {"core": cores}}],
+                "nodelist": [f"node{rank}"],
+                "starttime": t0,
+                "expiration": t0 + runtime,
+            },
+        }
+        spec = make_jobspec(nodes=1, slots=1, cores=1, duration=runtime)
+        b.jobs.add_running(R, spec, runtime=runtime)
+    b.load(*start_args(policy, POOL))
+    seven = b.jobs.submit(make_jobspec(slots=7, duration=50.0), runtime=50.0)
+    one = b.jobs.submit(make_jobspec(slots=1, duration=50.0), runtime=50.0)
+    b.run()
+    b.observer.assert_clean()
+    assert b.jobs.job(seven).t_run == t0 + 100.0
+    assert sorted(len(c) for c, _ in shares_of(b, seven).values()) == [3, 4]
+    # backfilled at once, except under strict FIFO
+    expected = t0 + 100.0 if policy == "fifo" else t0
+    assert b.jobs.job(one).t_run == expected
