@@ -17,15 +17,18 @@ Flux Python scheduler through flux-python's ``pool_class`` hook:
   GPUs chosen carry **the same ids on every node**, so one
   ``CUDA_VISIBLE_DEVICES`` value is right on all of them.
 
-Node-level requests (``-N``) already fix the share per node: they get best
-fit and, with ``match_slots``, matching ids.  Exclusive requests get whole
-nodes (best fit among them) as with flux-python's ``Rv1Pool``.  A request
-with no even split on this machine at all (17 slots on 16 nodes of 4) can
-never be satisfied: :class:`~flux.resource.InfeasibleRequest`, so the job
-is denied at submission.  One that has a split, just not now:
-:class:`~flux.resource.InsufficientResources`, so the job waits.  RFC 14
-ranges get the most slots (or nodes) the range allows that can be placed
-by these rules now; R never holds more than the request allows.
+A count no even split allows on this machine (17 slots on 16 nodes of 4)
+is split as evenly as it can be, shares one slot apart (4+4+3+3+3, the
+smaller shares holding the lowest ids of the larger): R holds exactly what
+the request asks for, never more.  Node-level requests (``-N``) already
+fix the share per node: they get best fit and, with ``match_slots``,
+matching ids.  Exclusive requests get whole nodes (best fit among them) as
+with flux-python's ``Rv1Pool``.  RFC 14 ranges get the most slots (or
+nodes) the range allows that can be placed by these rules now.  A request
+these rules can never place, even on the idle instance, raises
+:class:`~flux.resource.InfeasibleRequest` (the job is denied at
+submission); one that will fit, just not now,
+:class:`~flux.resource.InsufficientResources` (the job waits).
 
 Select it with ``pool-class=flux_sched_base.split_pool`` (any scheduler
 built on :class:`flux.scheduler.Scheduler`), or ``pool_class = SplitPool``
