@@ -17,6 +17,10 @@ top of :class:`flux.scheduler.Scheduler`:
 - :mod:`~flux_sched_base.annotations`, :mod:`~flux_sched_base.rstamp` and
   :mod:`~flux_sched_base.args`: ``sched`` annotations, ``starttime`` and
   ``expiration`` on R, and module arguments validated at load time.
+- :mod:`~flux_sched_base.split_pool`: a resource pool any scheduler can
+  load with ``pool-class=flux_sched_base.split_pool``: even splits over
+  nodes with matching core and GPU ids (libEnsemble's ``split2fit`` and
+  ``match_slots``).
 
 It imports only flux-python, the standard library and sortedcontainers, so
 a module built on it loads in a real Flux broker.

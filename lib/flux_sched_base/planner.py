@@ -96,15 +96,35 @@ class Planner(PlanBook):
 
     # -- whole nodes as counts ----------------------------------------------------
 
+    def _counts_hold(self, unit: str) -> bool:
+        """Does the pool put a request counted in *unit* (``"nodes"`` or
+        ``"cores"``) on any free units, as counting assumes?  A pool with
+        placement rules of its own says which units stay interchangeable in
+        ``interchangeable_units``; flux-python's Rv1Pool has no such
+        attribute: both do."""
+        units = getattr(self.pool, "interchangeable_units", None)
+        return units is None or unit in units
+
     def whole_nodes(self, request) -> int | None:
         """Whole nodes *request* takes on this machine, or None (see
-        :func:`flux_sched_base.counts.whole_nodes`)."""
+        :func:`flux_sched_base.counts.whole_nodes`; None too if the pool's
+        placement makes whole nodes not interchangeable)."""
+        if not self._counts_hold("nodes"):
+            return None
         machine = self._machine
         if machine is None:
             machine = self._machine = counts.machine_of(
                 self.node_cores, self._node_gpus
             )
         return counts.whole_nodes(request, self.node_cores, self._node_gpus, machine)
+
+    def core_count(self, request) -> int | None:
+        """Cores *request* takes if any free cores host it, or None (see
+        :func:`flux_sched_base.counts.core_count`; None too if the pool's
+        placement makes cores not interchangeable)."""
+        if not self._counts_hold("cores"):
+            return None
+        return counts.core_count(request)
 
     def node_profile(self) -> counts.NodeProfile:
         """Whole free up nodes over time, from the running jobs alone."""

@@ -38,7 +38,6 @@ from flux.scheduler import PendingJob, Scheduler
 from sortedcontainers import SortedKeyList, SortedList
 
 from flux_sched_base import args as argsmod
-from flux_sched_base import counts
 from flux_sched_base.annotations import Annotations, success_annotations
 from flux_sched_base.jobspec import jobspec_problem
 from flux_sched_base.planner import Planner
@@ -160,7 +159,7 @@ class PlanningScheduler(Scheduler):
     def _classify(self, job: PendingJob) -> None:
         rr = job.resource_request
         nodes = self._whole[job.jobid] = self.planner.whole_nodes(rr)
-        cores = self._cores[job.jobid] = counts.core_count(rr)
+        cores = self._cores[job.jobid] = self.planner.core_count(rr)
         self._not_whole += nodes is None
         self._not_cores += cores is None
         if nodes is not None:
