@@ -200,11 +200,19 @@ class CountedPlanning:
                 # A job that rose ahead, a longer expiration or nodes
                 # going down took it: placed again like a new job.
                 profile.hold(start, until, -nodes)
-            if around_ahead:
+            if around_ahead and not held:
+                # Every holder is reached: the jobs ahead are all of them.
+                ahead, ahead_adds = None, []
+                around_ahead = False
+                where = profile
+            elif around_ahead:
                 if ahead is None:
                     ahead = profile.adjusted((s, e, -n) for s, e, n in held.values())
-                elif ahead_adds:
+                elif len(ahead_adds) > 8:
                     ahead = ahead.adjusted(ahead_adds)
+                else:
+                    for s, e, n in ahead_adds:
+                        ahead.hold(s, e, n)
                 ahead_adds = []
                 where = ahead
             else:
