@@ -195,3 +195,33 @@ def test_scheduler_modules_import_nothing_the_module_file_does_not_provide():
     for path in files:
         extra = _top_level_imports(path) - allowed
         assert not extra, f"{path.name} imports {sorted(extra)}"
+
+
+def _fake_flux(tmp_path: Path, script: str) -> str:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    flux = bin_dir / "flux"
+    flux.write_text("#!/bin/sh\n" + script)
+    flux.chmod(0o755)
+    return str(bin_dir)
+
+
+def test_without_folder_it_uses_the_modprobe_folder_of_the_flux_on_path(
+    tmp_path, monkeypatch, capsys
+):
+    confdir = tmp_path / "etc" / "flux"
+    script = (
+        f'[ "$*" = "config builtin confdir" ] && echo {confdir} && exit 0\nexit 1\n'
+    )
+    monkeypatch.setenv("PATH", _fake_flux(tmp_path, script))
+    assert cli.main(["site-config", "--print"]) == 0
+    modules = [e["module"] for e in tomllib.loads(capsys.readouterr().out)["modules"]]
+    assert all(m.startswith(f"{confdir}/modprobe/modules/") for m in modules)
+
+
+def test_a_flux_that_cannot_name_its_confdir_is_a_usage_error(
+    tmp_path, monkeypatch, capsys
+):
+    monkeypatch.setenv("PATH", _fake_flux(tmp_path, "exit 1\n"))
+    assert cli.main(["site-config"]) == 2
+    assert "confdir gave no folder" in capsys.readouterr().err
