@@ -25,6 +25,7 @@ from collections.abc import Sequence
 COMMANDS: dict[str, str] = {
     "version": "flux_schedkit.commands.version",
     "path": "flux_schedkit.commands.path",
+    "site-config": "flux_schedkit.commands.site_config",
     "run": "flux_schedkit.commands.run",
     "scenarios": "flux_schedkit.commands.scenarios",
     "selfcheck": "flux_schedkit.commands.selfcheck",

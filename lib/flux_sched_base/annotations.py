@@ -19,6 +19,11 @@ delete what is no longer true.  :class:`Annotations` does that for the
     in priority order and fit), ``reserved`` (it started through a
     reservation it held) or ``backfilled`` (it started ahead of a
     higher-priority job that is still waiting).
+``backfill``
+    sent with SUCCESS for a backfilled job only: the ``f58`` id of the
+    highest-priority job still waiting, the one it started ahead of.  This
+    is the key and value flux-core's ``sched-backfill`` sets, so tools and
+    tests written for that module read it the same way.
 
 ``AllocRequest.success(R, annotations, clear=True)`` in flux-python nulls
 every ``sched`` key previously sent with :meth:`AllocRequest.annotate`, so
@@ -110,6 +115,10 @@ class Annotations:
         return len(self._sent)
 
 
-def success_annotations(R, selection_type: str) -> dict:
-    """The annotations to send with SUCCESS: resource summary and selection."""
-    return {"sched": {"resource_summary": R.dumps(), "selection_type": selection_type}}
+def success_annotations(R, selection_type: str, backfill: str | None = None) -> dict:
+    """The annotations to send with SUCCESS: resource summary and selection,
+    and ``backfill`` (the waiting job's ``f58`` id) when it is given."""
+    sched = {"resource_summary": R.dumps(), "selection_type": selection_type}
+    if backfill is not None:
+        sched["backfill"] = backfill
+    return {"sched": sched}

@@ -33,12 +33,13 @@ import math
 import time
 from collections.abc import Iterator
 
+from flux.job import JobID
 from flux.resource import InfeasibleRequest
 from flux.scheduler import PendingJob, Scheduler
 from sortedcontainers import SortedKeyList, SortedList
 
 from flux_sched_base import args as argsmod
-from flux_sched_base.annotations import Annotations, success_annotations
+from flux_sched_base.annotations import BACKFILLED, Annotations, success_annotations
 from flux_sched_base.jobspec import jobspec_problem
 from flux_sched_base.planner import Planner
 
@@ -118,6 +119,10 @@ class PlanningScheduler(Scheduler):
         self._max_pass_time = 0.0
         self._passes_done = 0
         self._passes_aborted = 0
+        self._total_pass_time = 0.0
+        self._jobs_started = 0
+        self._jobs_backfilled = 0
+        self._jobs_denied = 0
         self._recent_passes: collections.deque = collections.deque(maxlen=32)
         if not self._subclass_defines_init():
             self._reject_unknown_args()
@@ -231,16 +236,19 @@ class PlanningScheduler(Scheduler):
         problem = jobspec_problem(jobspec)
         if problem is not None:
             self.log.error(f"alloc: invalid jobspec for {jobid}: {problem}")
+            self._jobs_denied += 1
             request.deny(f"invalid jobspec: {problem}")
             return
         try:
             rr = self.resources.parse_resource_request(jobspec)
         except Exception as exc:  # jobspec is untrusted input
             self.log.error(f"alloc: cannot parse jobspec for {jobid}: {exc}")
+            self._jobs_denied += 1
             request.deny(f"cannot parse jobspec: {exc}")
             return
         error = self._infeasible(rr)
         if error is not None:
+            self._jobs_denied += 1
             request.deny(error)
             return
         job = PendingJob(jobid, priority, t_submit, request, rr)
@@ -347,15 +355,24 @@ class PlanningScheduler(Scheduler):
     def start(self, job: PendingJob, R, selection_type: str) -> None:
         """Answer SUCCESS for a job the planner has just allocated *R* to.
 
-        Sends ``resource_summary`` and ``selection_type``; flux-python's
+        Sends ``resource_summary`` and ``selection_type``, and for a
+        backfilled job ``backfill``, the ``f58`` id of the highest-priority
+        job still waiting (as flux-core's ``sched-backfill`` does); flux-python's
         ``success(clear=True)`` nulls the pending-state keys sent before.
         """
         self._remove(job)
-        job.request.success(R, success_annotations(R, selection_type))
+        self._jobs_started += 1
+        backfill = None
+        if selection_type == BACKFILLED:
+            self._jobs_backfilled += 1
+            if self._queue:
+                backfill = JobID(self._queue[0].jobid).f58
+        job.request.success(R, success_annotations(R, selection_type, backfill))
 
     def deny(self, job: PendingJob, error: Exception | str) -> None:
         """Deny a request that can never be satisfied."""
         self._remove(job)
+        self._jobs_denied += 1
         job.request.deny(str(error) or "unsatisfiable request")
 
     def min_need(self) -> int | None:
@@ -452,6 +469,7 @@ class PlanningScheduler(Scheduler):
         finally:
             gen.close()
         self._passes_done += 1
+        self._total_pass_time += elapsed
         self._recent_passes.append(elapsed)
         self._last_pass_time = elapsed
         self._max_pass_time = max(self._max_pass_time, elapsed)
@@ -459,24 +477,33 @@ class PlanningScheduler(Scheduler):
     def stats_get(self):
         """flux-python's statistics plus planner figures.
 
+        flux-python's fields include ``pending_jobs`` (the queue length).
         Added fields: ``running_jobs``, ``reserved_jobs``, ``profile_size``
-        (breakpoints in the usage profile), ``allocator_probes``,
-        ``last_pass_time`` and ``max_pass_time`` (seconds of work in a
+        (breakpoints in the usage profile), ``allocator_probes`` (these four
+        once resources have arrived), ``last_pass_time``,
+        ``mean_pass_time`` and ``max_pass_time`` (seconds of work in a
         completed pass, measured with :func:`time.perf_counter`),
         ``recent_pass_times`` (the last 32 of them, oldest first),
-        ``passes_completed``, ``passes_aborted``, ``annotations_sent``, and
-        the values of this scheduler's own module arguments.
+        ``passes_completed``, ``passes_aborted``, ``jobs_started``,
+        ``jobs_backfilled`` (started ahead of a higher-priority waiting
+        job), ``jobs_denied``, ``annotations_sent``, and the values of this
+        scheduler's own module arguments.
         """
         stats = super().stats_get()
         if self.planner is not None:
             stats.update(self.planner.stats())
+        done = self._passes_done
         stats.update(
             {
                 "last_pass_time": self._last_pass_time,
+                "mean_pass_time": self._total_pass_time / done if done else 0.0,
                 "max_pass_time": self._max_pass_time,
                 "recent_pass_times": list(self._recent_passes),
                 "passes_completed": self._passes_done,
                 "passes_aborted": self._passes_aborted,
+                "jobs_started": self._jobs_started,
+                "jobs_backfilled": self._jobs_backfilled,
+                "jobs_denied": self._jobs_denied,
                 "annotations_sent": self.annotations.updates,
             }
         )

@@ -1,0 +1,60 @@
+"""The reference schedulers in a real Flux instance, selected by config.
+
+Skipped, with the reason, when no flux-core 0.88 ``flux`` is available
+(see :mod:`realflux`).  Each test starts one single-broker instance whose
+broker config selects a scheduler through the modprobe entries written by
+``flux-schedkit site-config``, runs a small workload, and reads the
+module's ``flux module stats``.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+from realflux import broker_env, require_flux, site_folder
+
+# Runs inside the instance: which modules provide sched and feasibility, a
+# small workload (a 2-core job, then six 1-core jobs with time limits, one
+# of them impossible), and the scheduler's statistics.
+WORKLOAD = r"""
+set -e
+flux module list | awk '$NF ~ /sched|feasibility/ {print "provider", $1, $NF}'
+flux submit -n2 -t 10s sleep 1 >/dev/null
+flux submit --cc=1-6 -n1 -t 1m true >/dev/null
+if flux submit -n1 -c 99 true 2>/dev/null; then :; fi
+flux queue drain
+echo "stats $(flux module stats {name} | tr -d '\n')"
+"""
+
+
+@pytest.mark.parametrize("policy", ["fifo", "easy", "conservative"])
+def test_instance_selects_scheduler_by_config_and_reports_stats(tmp_path, policy):
+    flux = require_flux()
+    name = f"schedkit-{policy}"
+    site = site_folder(tmp_path)
+    conf = tmp_path / "conf"
+    conf.mkdir()
+    (conf / "sched.toml").write_text(f'[modules.alternatives]\nsched = "{name}"\n')
+    result = subprocess.run(
+        [flux, "start", "-s1", f"--config-path={conf}", "sh", "-c"]
+        + [WORKLOAD.replace("{name}", name)],
+        env=broker_env(site),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    lines = result.stdout.splitlines()
+    providers = [line.split()[1:] for line in lines if line.startswith("provider ")]
+    # one module serves both services: sched-simple was not loaded as well
+    assert providers == [[name, "feasibility,sched"]], providers
+    stats = json.loads(next(line[6:] for line in lines if line.startswith("stats ")))
+    assert stats["pending_jobs"] == 0 and stats["running_jobs"] == 0
+    assert stats["jobs_started"] == 7
+    assert stats["jobs_denied"] == 1
+    assert stats["passes_completed"] >= 1
+    assert 0 < stats["mean_pass_time"] <= stats["max_pass_time"]
+    assert stats["last_pass_time"] > 0
