@@ -46,3 +46,17 @@ def write(tmp_path: Path, text: str, name: str = "t.swf") -> Path:
     else:
         path.write_text(text)
     return path
+
+
+def scheduler_module(tmp_path, name: str, schedule_body: str) -> str:
+    """A scheduler module file whose ``schedule()`` is *schedule_body*."""
+    path = tmp_path / f"{name}.py"
+    path.write_text(
+        "from flux.scheduler import Scheduler\n\n\n"
+        "class Policy(Scheduler):\n"
+        "    def schedule(self):\n"
+        f"        {schedule_body}\n\n\n"
+        "def mod_main(h, *args):\n"
+        "    Policy(h, *args).run()\n"
+    )
+    return str(path)
