@@ -104,9 +104,15 @@ class ProgressBars:
         if self._progress is None:
             return _ignore
         progress = self._progress
-        task = progress.add_task(description, total=total)
+        # The clock of a bar starts with its first update (a replay that
+        # waits for a free process has not started).
+        task = progress.add_task(description, total=total, start=False)
+        started = []
 
         def update(done: int) -> None:
+            if not started:
+                started.append(True)
+                progress.start_task(task)
             progress.update(task, completed=done)
 
         return update

@@ -67,8 +67,15 @@ def window(text: str):
     return Window(lo, hi)
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The trace, selection, machine and mapping options."""
+def add_arguments(parser: argparse.ArgumentParser, scheduler_help: str) -> None:
+    """--scheduler, and the trace, selection, machine and mapping options."""
+    parser.add_argument(
+        "--scheduler",
+        action="append",
+        required=True,
+        metavar="NAME|PATH.py|pkg.module[:Class]",
+        help=scheduler_help,
+    )
     parser.add_argument("trace", metavar="TRACE", help="an SWF file, plain or gzip")
     parser.add_argument(
         "--args",
@@ -257,6 +264,23 @@ def describe(source) -> list[str]:
     return lines
 
 
+def report(command: str, doc: dict, prefix: str = "") -> bool:
+    """Print, one line each on stderr, why a replay (its JSON result
+    *doc*) left jobs unfinished and what the referee saw; True if there
+    was anything to say."""
+    from flux_schedkit.console import say
+
+    for problem in doc["problems"]:
+        say(command, prefix + problem)
+    if doc["violations"]:
+        say(
+            command,
+            f"{prefix}the referee saw {len(doc['violations'])} violations: "
+            + ", ".join(sorted(set(doc["violations"]))),
+        )
+    return bool(doc["problems"] or doc["violations"])
+
+
 __all__ = [
     "InputError",
     "add_arguments",
@@ -267,6 +291,7 @@ __all__ = [
     "not_negative",
     "positive",
     "prepare",
+    "report",
     "resolve_scheduler",
     "window",
 ]

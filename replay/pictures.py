@@ -290,15 +290,15 @@ def draw_usage(
             continue
         middles = [((a + b) / 2 - lo) / scale for a, b in pairwise(s.edges)]
         top.plot(middles, [100 * u for u in s.utilization], label=name, lw=1)
-        bottom.plot(middles, s.queue, label=name, lw=1)
+        bottom.plot(middles, s.queue, lw=1)
     top.set_ylabel("utilization (%)")
     top.set_ylim(0, 105)
     bottom.set_ylabel("jobs waiting (mean)")
     bottom.set_xlabel(f"time from {lo:,.0f} s of the trace ({unit})")
     if len(series) > 1:
-        top.legend(loc="lower right", fontsize=8)
-    top.set_title(title)
-    fig.tight_layout()
+        fig.legend(loc="upper right", ncol=len(series), fontsize=8, frameon=False)
+    top.set_title(title, loc="left")
+    fig.tight_layout(rect=(0, 0, 1, 0.97))
     _save(fig, plt, path)
 
 

@@ -13,8 +13,11 @@ unfinished.
 
 from __future__ import annotations
 
+import contextlib
+import signal
+import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from mock_broker.machine import Machine
@@ -79,6 +82,8 @@ def replay(
 
     Raises:
         ValueError: there are no jobs.
+        KeyboardInterrupt: Ctrl-C was pressed; the run stops between two
+            steps, never inside the scheduler's code.
         mock_broker.runtime.module_host.ModuleLoadError: the scheduler
             could not be loaded.
     """
@@ -125,19 +130,59 @@ def replay(
     return result, broker
 
 
+@contextlib.contextmanager
+def _graceful_interrupt() -> Iterator[Callable[[], bool]]:
+    """Catch Ctrl-C between broker steps rather than inside scheduler code.
+
+    Module callbacks run on this thread: a KeyboardInterrupt raised in one
+    would be taken for the module's own error (the module exits, the
+    replay goes on without it).  So a first Ctrl-C only sets a flag the
+    run loop checks; a second one interrupts at once (a callback that
+    never returns).  Left alone where Ctrl-C is not Python's default
+    (ignored in a worker process, handled by the caller) or off the main
+    thread.  Yields a function telling whether Ctrl-C was pressed.
+    """
+    if (
+        threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+    ):
+        yield lambda: False
+        return
+    hits: list[int] = []
+
+    def handler(signum, _frame) -> None:
+        hits.append(signum)
+        if len(hits) > 1:
+            raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, handler)
+    try:
+        yield lambda: bool(hits)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def _run(broker: MockBroker, workload: Workload, progress: Progress | None) -> None:
-    """Run the broker until nothing is left to happen, reporting progress."""
+    """Run the broker until nothing is left to happen, reporting progress.
+
+    Raises:
+        KeyboardInterrupt: Ctrl-C was pressed (the run stopped between
+            two steps).
+    """
     span = workload.jobs[-1].submit - workload.start
     stats = broker.jobs.stats
     seen = [-1]
+    with _graceful_interrupt() as interrupted:
 
-    def report() -> bool:
-        if progress is not None and stats["completed"] != seen[0]:
-            seen[0] = stats["completed"]
-            progress(seen[0])
-        return False  # never stop early: run until nothing is left
+        def step() -> bool:
+            if progress is not None and stats["completed"] != seen[0]:
+                seen[0] = stats["completed"]
+                progress(seen[0])
+            return interrupted()  # else run until nothing is left
 
-    broker.run_until_condition(report, timeout=span + DEFAULT_RUN_LIMIT)
+        broker.run_until_condition(step, timeout=span + DEFAULT_RUN_LIMIT)
+        if interrupted():
+            raise KeyboardInterrupt
 
 
 def _record(job: ReplayJob, flux_job, base: float) -> JobRecord:

@@ -41,14 +41,7 @@ COMMAND = "replay"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``flux-schedkit replay``."""
-    parser.add_argument(
-        "--scheduler",
-        action="append",
-        required=True,
-        metavar="NAME|PATH.py|pkg.module[:Class]",
-        help="the scheduler to replay the trace with",
-    )
-    trace_options.add_arguments(parser)
+    trace_options.add_arguments(parser, "the scheduler to replay the trace with")
     out = parser.add_argument_group("outputs")
     out.add_argument(
         "--json", metavar="OUT.json", help="write every job's record and the figures"
@@ -105,17 +98,7 @@ def _replay(args: argparse.Namespace) -> int:
     for line in summary(doc):
         print(line)
     sys.stdout.flush()
-    status = EXIT_OK
-    for problem in result.problems:
-        say(COMMAND, problem)
-        status = EXIT_FAILED
-    if result.violations:
-        say(
-            COMMAND,
-            f"the referee saw {len(result.violations)} violations: "
-            + ", ".join(sorted(set(result.violations))),
-        )
-        status = EXIT_FAILED
+    status = EXIT_FAILED if trace_options.report(COMMAND, doc) else EXIT_OK
     try:
         _write_outputs(args, result, doc, source)
     except OSError as exc:

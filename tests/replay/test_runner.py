@@ -156,3 +156,46 @@ def test_backfilling_waits_less_than_fifo_on_kth():
         waits[policy] = result.metrics.mean_wait
         broker.close()
     assert waits["easy"] < waits["fifo"] / 2
+
+
+INTERRUPTING = """\
+import os
+import signal
+
+from flux.scheduler import Scheduler
+
+
+class Interrupting(Scheduler):
+    sent = False
+
+    def schedule(self):
+        if not self.sent:  # Ctrl-C pressed while the scheduler runs
+            Interrupting.sent = True
+            os.kill(os.getpid(), signal.SIGINT)
+
+
+def mod_main(h, *args):
+    Interrupting(h, *args).run()
+"""
+
+
+def test_ctrl_c_stops_between_steps_not_inside_the_scheduler(tmp_path):
+    # Scheduler callbacks run on the main thread: an interrupt raised in
+    # one would pass for the module's own failure, and the replay would go
+    # on.  The runner stops the run between steps instead, with the module
+    # still loaded.
+    import signal
+
+    module = tmp_path / "interrupting.py"
+    module.write_text(INTERRUPTING)
+    source = small(tmp_path)
+    brokers = []
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            replay(str(module), source.workload, source.machine, watch=brokers.append)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    (broker,) = brokers
+    assert broker.scheduler is not None  # the module did not exit
+    broker.close()
