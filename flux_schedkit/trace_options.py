@@ -108,7 +108,9 @@ def add_arguments(parser: argparse.ArgumentParser, scheduler_help: str) -> None:
     machine = parser.add_argument_group(
         "the machine (default: from the trace's MaxNodes and MaxProcs)"
     )
-    machine.add_argument("--nodes", type=positive, help="nodes in the machine")
+    machine.add_argument(
+        "--nodes", type=positive, metavar="N", help="nodes in the machine"
+    )
     machine.add_argument(
         "--cores-per-node", type=positive, metavar="N", help="cores per node"
     )

@@ -7,9 +7,9 @@ trace, then scheduler.  --csv writes the table, --json the rows with their
 figures (without the per-job records).  This is the last step of a sweep
 run as jobs of a Flux instance (docs: replay.rst, "Sweeps").
 
-Exit status: 0; 1 if an output could not be written; 2 if a file is
-missing or is not a replay result (nothing is written then); 130 if
-interrupted (Ctrl-C).
+Exit status: 0; 1 if an output could not be written or the output was
+closed early (a broken pipe); 2 if a file is missing or is not a replay
+result (nothing is written then); 130 if interrupted (Ctrl-C).
 """
 
 from __future__ import annotations

@@ -11,9 +11,10 @@ line per scheduler.  The trace options are those of `flux-schedkit
 replay`.
 
 Exit status: 0 if every replay finished every job with no referee
-violation; 1 if any did not (the reasons are printed), or an output could
-not be written; 2 for a usage or input error (as replay, or a module that
-does not load); 130 if interrupted (Ctrl-C).
+violation; 1 if any did not (the reasons are printed), an output could
+not be written, or the output was closed early (a broken pipe); 2 for a
+usage or input error (as replay, or a module that does not load); 130 if
+interrupted (Ctrl-C).
 """
 
 from __future__ import annotations

@@ -16,9 +16,10 @@ MaxProcs/MaxNodes cores.  Traces come from the Parallel Workloads Archive
 
 Exit status: 0 if every job ended and the referee saw no violation; 1 if
 jobs were left unfinished (the reason is printed), the referee saw a
-violation, or an output could not be written; 2 for a usage or input
-error (unreadable, truncated, empty or malformed trace, nothing selected,
-a module that does not load); 130 if interrupted (Ctrl-C).
+violation, an output could not be written, or the output was closed early
+(a broken pipe); 2 for a usage or input error (unreadable, truncated,
+empty or malformed trace, nothing selected, a module that does not load);
+130 if interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
