@@ -103,12 +103,24 @@ def _write_atomically(path: str | os.PathLike, write) -> None:
         tmp.unlink(missing_ok=True)
 
 
+def _dumps(data) -> str:
+    """JSON text of a result (or a list of them): indented, but one line
+    per job record, so a whole log's result stays small and readable."""
+    if isinstance(data, list) and all(isinstance(d, dict) for d in data):
+        return "[\n" + ",\n".join(_dumps(d) for d in data) + "\n]"
+    if isinstance(data, dict) and len(data) > 1 and isinstance(data.get("jobs"), list):
+        head = json.dumps({k: v for k, v in data.items() if k != "jobs"}, indent=1)
+        jobs = ",\n".join(json.dumps(j, separators=(",", ":")) for j in data["jobs"])
+        return head[: -len("\n}")] + ',\n "jobs": [\n' + jobs + "\n ]\n}"
+    return json.dumps(data, indent=1)
+
+
 def write_json(path: str | os.PathLike, data) -> None:
     """Write *data* (a result, or a list of them) as JSON to *path*."""
 
     def write(tmp: Path) -> None:
         with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, indent=1)
+            fh.write(_dumps(data))
             fh.write("\n")
 
     _write_atomically(path, write)

@@ -88,14 +88,14 @@ def test_the_replay_tool_matches_fcfs_on_a_prefix(tmp_path, capsys):
             "--scheduler",
             "fifo",
             "--limit",
-            "1000",
+            "600",
             "--json",
             str(out),
         ]
     )
     assert status == 0, capsys.readouterr().err
     doc = json.loads(out.read_text())
-    jobs = prepare(str(KTH), limit=1000).workload.jobs
+    jobs = prepare(str(KTH), limit=600).workload.jobs
     starts = fcfs_starts(jobs, 100)
     assert [j["start"] for j in doc["jobs"]] == starts
     expected = compute(records_of(jobs, starts), total_cores=100)
