@@ -30,6 +30,8 @@ COMMANDS: dict[str, str] = {
     "scenarios": "flux_schedkit.commands.scenarios",
     "selfcheck": "flux_schedkit.commands.selfcheck",
     "replay": "flux_schedkit.commands.replay",
+    "compare": "flux_schedkit.commands.compare",
+    "collect": "flux_schedkit.commands.collect",
     "conform": "flux_schedkit.commands.conform",
     "clauses": "flux_schedkit.commands.clauses",
 }

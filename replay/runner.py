@@ -1,146 +1,245 @@
-"""Replay a workload trace against a scheduler on the mock broker.
+"""Replay a workload against a scheduler on the mock broker.
 
-Each trace job is submitted at its submit time (relative to the first
-job's), asks for its processors as single-core slots anywhere on the
-machine, has the trace's requested time as its time limit (``duration``)
-and runs for its recorded run time; a job that would outrun its limit is
-ended at its expiration, as in Flux.  The result carries the standard
-figures of scheduling studies: mean wait, mean bounded slowdown
-(threshold 10 s, Feitelson et al.), utilization and makespan.
+Each job (:class:`~replay.workload.ReplayJob`) is submitted at its submit
+time with its jobspec and runs for its recorded run time, cut at its
+limit, as Flux ends a job at its expiration (its result is then
+``timeout``).  The broker's
+clock starts at the first job's submission, dated from the trace's
+``UnixStartTime`` when it has one (so the scheduler sees the log's own
+dates).  The result carries every job's record and the figures computed
+from them (:mod:`replay.metrics`), and says why, if any job was left
+unfinished.
 """
 
 from __future__ import annotations
 
-import statistics
+import contextlib
+import signal
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from mock_broker.jobspec import make_jobspec
 from mock_broker.machine import Machine
-from mock_broker.runtime.broker import MockBroker
+from mock_broker.runtime.broker import DEFAULT_RUN_LIMIT, MockBroker
+from mock_broker.runtime.clock import EPOCH
+from replay import metrics as metrics_mod
+from replay.metrics import Metrics
+from replay.records import JobRecord, allocation_of
 from replay.swf import SWFJob
+from replay.workload import ReplayJob, Workload, map_jobs
 
-#: Bounded-slowdown threshold: jobs shorter than this count as this long.
-BSLD_THRESHOLD = 10.0
+#: Called with the number of jobs that have ended so far.
+Progress = Callable[[int], None]
 
 
 @dataclass
 class ReplayResult:
-    """Figures of one replay."""
+    """What one replay gave: per-job records, figures, and problems."""
 
     scheduler: str
-    jobs: int
-    started: int
-    completed: int
-    timeout: int
-    denied: int
-    unfinished: int
-    mean_wait: float
-    median_wait: float
-    max_wait: float
-    mean_bsld: float
-    utilization: float
-    makespan: float
+    module: str
+    args: list[str]
+    machine: Machine
+    records: list[JobRecord]
+    metrics: Metrics
     wall_seconds: float
+    #: Unix time of the trace's second 0 (the header's UnixStartTime).
+    unix_start_time: float | None = None
+    #: Kinds of violation the watcher recorded (see :func:`replay`).
     violations: list[str] = field(default_factory=list)
+    #: One line per reason jobs were left unfinished.
+    problems: list[str] = field(default_factory=list)
 
-    def row(self) -> str:
-        return (
-            f"{self.scheduler:<22} {self.jobs:>6} {self.started:>6} "
-            f"{self.denied:>6} {self.mean_wait:>10.0f} {self.median_wait:>9.0f} "
-            f"{self.mean_bsld:>8.2f} {self.utilization:>6.1%} "
-            f"{self.makespan:>10.0f} {self.wall_seconds:>7.1f} "
-            f"{len(self.violations):>4}"
-        )
-
-    @staticmethod
-    def header() -> str:
-        return (
-            f"{'scheduler':<22} {'jobs':>6} {'start':>6} {'denied':>6} "
-            f"{'mean wait':>10} {'med wait':>9} {'BSLD':>8} {'util':>6} "
-            f"{'makespan':>10} {'wall s':>7} {'viol':>4}"
-        )
+    @property
+    def total_cores(self) -> int:
+        """Cores in the machine."""
+        return sum(g.count * g.cores for g in self.machine.groups)
 
 
 def replay(
     scheduler: str,
-    jobs: list[SWFJob],
+    jobs: Sequence[SWFJob] | Workload,
     machine: Machine,
     args: list[str] | None = None,
     label: str | None = None,
     seed: int = 0,
     watch: Callable[[MockBroker], object] | None = None,
+    *,
+    unix_start_time: float | None = None,
+    progress: Progress | None = None,
 ) -> tuple[ReplayResult, MockBroker]:
-    """Run *jobs* through *scheduler* on *machine*; return figures and broker.
+    """Run *jobs* through *scheduler* on *machine*; return result and broker.
 
-    *watch*, if given, is called with the new broker before the scheduler
-    loads (for example the conformance kit's ``Referee.attach``); the
-    result's ``violations`` are then the kinds it recorded.
+    *jobs* is a mapped :class:`~replay.workload.Workload`, or trace jobs,
+    which are mapped with the default :class:`~replay.workload.JobMapping`
+    (jobs larger than the machine are then left out).  *watch*, if given,
+    is called with the new broker before the scheduler loads (for example
+    the conformance kit's ``Referee.attach``); the result's ``violations``
+    are then the kinds it recorded.  *progress* is called with the number
+    of jobs ended so far, whenever it changes.  The caller closes the
+    broker.
+
+    Raises:
+        ValueError: there are no jobs.
+        KeyboardInterrupt: Ctrl-C was pressed; the run stops between two
+            steps, never inside the scheduler's code.
+        mock_broker.runtime.module_host.ModuleLoadError: the scheduler
+            could not be loaded.
     """
-    if not jobs:
+    workload = jobs if isinstance(jobs, Workload) else map_jobs(jobs, machine)
+    if not workload.jobs:
         raise ValueError("the trace has no jobs to replay")
-    broker = MockBroker(machine, seed=seed)
+    base = EPOCH if unix_start_time is None else float(unix_start_time)
+    broker = MockBroker(machine, seed=seed, epoch=base + workload.start)
     if watch is not None:
         watch(broker)
     broker.load(scheduler, list(args or []))
-    t0 = jobs[0].submit
     ids: list[int] = []
 
-    def submitter(job: SWFJob):
+    def submitter(job: ReplayJob):
         def submit():
-            spec = make_jobspec(slots=job.procs, cores=1, duration=job.requested_time)
-            ids.append(broker.jobs.submit(spec, runtime=job.run, userid=job.user))
+            spec = job.jobspec(machine)
+            ids.append(broker.jobs.submit(spec, runtime=job.runtime, userid=job.user))
 
         return submit
 
-    for job in jobs:
-        broker.at(broker.now + (job.submit - t0), submitter(job))
+    for job in workload.jobs:
+        broker.at(base + job.submit, submitter(job))
     wall0 = time.perf_counter()
-    broker.run()
+    _run(broker, workload, progress)
     wall = time.perf_counter() - wall0
-    result = _figures(label or scheduler, broker, ids, machine, wall)
+    records = [
+        _record(job, broker.jobs.job(jobid), base)
+        for job, jobid in zip(workload.jobs, ids, strict=False)
+    ]
+    cores = sum(g.count * g.cores for g in machine.groups)
+    observer_kinds = getattr(broker.observer, "kinds", None)
+    result = ReplayResult(
+        scheduler=label or scheduler,
+        module=scheduler,
+        args=list(args or []),
+        machine=machine,
+        records=records,
+        metrics=metrics_mod.compute(records, cores, wall),
+        wall_seconds=wall,
+        unix_start_time=unix_start_time,
+        violations=list(observer_kinds()) if callable(observer_kinds) else [],
+        problems=_problems(broker, workload, records),
+    )
     return result, broker
 
 
-def _figures(label, broker, ids, machine: Machine, wall: float) -> ReplayResult:
-    records = [broker.jobs.job(i) for i in ids]
-    started = [j for j in records if j.t_run is not None]
-    waits = [j.t_run - j.t_submit for j in started]
-    bslds = []
-    busy = 0.0
-    for job in started:
-        ran = (job.t_end if job.t_end is not None else broker.now) - job.t_run
-        wait = job.t_run - job.t_submit
-        bslds.append(max(1.0, (wait + ran) / max(ran, BSLD_THRESHOLD)))
-        busy += ran * sum(len(c) for c in _cores(job.R))
-    first = min(j.t_submit for j in records)
-    last = max((j.t_end for j in records if j.t_end is not None), default=first)
-    makespan = last - first
-    total_cores = sum(g.count * g.cores for g in machine.groups)
-    return ReplayResult(
-        scheduler=label,
-        jobs=len(records),
-        started=len(started),
-        completed=sum(j.result == "completed" for j in records),
-        timeout=sum(j.result == "timeout" for j in records),
-        denied=sum(j.result == "denied" for j in records),
-        unfinished=sum(j.state != "INACTIVE" for j in records),
-        mean_wait=statistics.fmean(waits) if waits else 0.0,
-        median_wait=statistics.median(waits) if waits else 0.0,
-        max_wait=max(waits, default=0.0),
-        mean_bsld=statistics.fmean(bslds) if bslds else 0.0,
-        utilization=busy / (total_cores * makespan) if makespan > 0 else 0.0,
-        makespan=makespan,
-        wall_seconds=wall,
-        violations=list(getattr(broker.observer, "kinds", list)()),
+@contextlib.contextmanager
+def _graceful_interrupt() -> Iterator[Callable[[], bool]]:
+    """Catch Ctrl-C between broker steps rather than inside scheduler code.
+
+    Module callbacks run on this thread: a KeyboardInterrupt raised in one
+    would be taken for the module's own error (the module exits, the
+    replay goes on without it).  So a first Ctrl-C only sets a flag the
+    run loop checks; a second one interrupts at once (a callback that
+    never returns).  Left alone where Ctrl-C is not Python's default
+    (ignored in a worker process, handled by the caller) or off the main
+    thread.  Yields a function telling whether Ctrl-C was pressed.
+    """
+    if (
+        threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+    ):
+        yield lambda: False
+        return
+    hits: list[int] = []
+
+    def handler(signum, _frame) -> None:
+        hits.append(signum)
+        if len(hits) > 1:
+            raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, handler)
+    try:
+        yield lambda: bool(hits)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _run(broker: MockBroker, workload: Workload, progress: Progress | None) -> None:
+    """Run the broker until nothing is left to happen, reporting progress.
+
+    Raises:
+        KeyboardInterrupt: Ctrl-C was pressed (the run stopped between
+            two steps).
+    """
+    span = workload.jobs[-1].submit - workload.start
+    stats = broker.jobs.stats
+    seen = [-1]
+    with _graceful_interrupt() as interrupted:
+
+        def step() -> bool:
+            if progress is not None and stats["completed"] != seen[0]:
+                seen[0] = stats["completed"]
+                progress(seen[0])
+            return interrupted()  # else run until nothing is left
+
+        broker.run_until_condition(step, timeout=span + DEFAULT_RUN_LIMIT)
+        if interrupted():
+            raise KeyboardInterrupt
+
+
+def _record(job: ReplayJob, flux_job, base: float) -> JobRecord:
+    """The record of *job*, from the broker's record *flux_job*."""
+
+    def trace_time(value: float | None) -> float | None:
+        return None if value is None else value - base
+
+    result = flux_job.result
+    if result is None:
+        result = "pending" if flux_job.t_run is None else "running"
+    elif result == "completed" and job.run > job.limit:
+        result = "timeout"  # it ran for its whole limit, cut short
+    return JobRecord(
+        id=job.trace_id,
+        submit=job.submit,
+        start=trace_time(flux_job.t_run),
+        end=trace_time(flux_job.t_end) if flux_job.t_run is not None else None,
+        limit=job.limit,
+        procs=job.procs,
+        allocation=allocation_of(flux_job.R),
+        result=result,
+        estimate="run time" if job.estimate_is_run else "requested",
     )
 
 
-def _cores(R: dict | None):
-    from flux.idset import IDset
+def _problems(
+    broker: MockBroker, workload: Workload, records: list[JobRecord]
+) -> list[str]:
+    """Why jobs were left unfinished, one line per reason (none if all ended)."""
+    if len(records) < len(workload.jobs):
+        return [
+            f"{len(workload.jobs) - len(records)} jobs were never submitted "
+            "(the run stopped before their submit time)"
+        ]
+    pending = [r for r in records if r.result == "pending"]
+    running = [r for r in records if r.result == "running"]
+    out = []
+    if broker.scheduler is None:
+        last = (broker.last_exit_traceback or "").strip().splitlines()
+        out.append(
+            "the scheduler module exited during the replay"
+            + (f": {last[-1]}" if last else "")
+        )
+    if pending:
+        first = pending[0]
+        out.append(
+            f"{len(pending)} jobs never started: nothing was left to happen "
+            f"while they were pending (first: trace job {first.id}, "
+            f"submitted at {first.submit:.0f} s, {first.procs} processors)"
+        )
+    if running:
+        out.append(
+            f"{len(running)} jobs were still running when the run limit "
+            f"was reached (first: trace job {running[0].id})"
+        )
+    return out
 
-    for entry in ((R or {}).get("execution") or {}).get("R_lite", []):
-        cores = IDset(entry.get("children", {}).get("core", ""))
-        for _ in IDset(entry.get("rank", "")):
-            yield cores
+
+__all__ = ["Progress", "ReplayResult", "replay"]
