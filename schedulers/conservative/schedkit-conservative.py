@@ -15,7 +15,10 @@ times are exactly those of the textbook definitions (Mu'alem and
 Feitelson's compression for unlimited depth; reservations placed afresh
 on every pass for a finite one).
 
-Load with::
+A site makes it the instance's scheduler with ``flux-schedkit site-config``
+and ``[modules.alternatives] sched = "schedkit-conservative"`` (see the docs'
+site page: the broker's Python then finds this library without PYTHONPATH).
+By hand, in a broker whose Python can import ``flux_sched_base``, load with::
 
     flux module load $(flux-schedkit path conservative)
         [reservation-depth=N|unlimited] [queue-depth=N|unlimited]

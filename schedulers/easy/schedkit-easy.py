@@ -19,7 +19,10 @@ expiration; a job without a time limit never ends in the plan, and a job
 without a time limit can be backfilled only on resources the reservation
 does not need.
 
-Load with::
+A site makes it the instance's scheduler with ``flux-schedkit site-config``
+and ``[modules.alternatives] sched = "schedkit-easy"`` (see the docs'
+site page: the broker's Python then finds this library without PYTHONPATH).
+By hand, in a broker whose Python can import ``flux_sched_base``, load with::
 
     flux module load $(flux-schedkit path easy) [queue-depth=N|unlimited]
         [log-level=LEVEL]

@@ -7,7 +7,10 @@ higher-priority job waits.  Behind a blocked head, the first
 each is placed at the earliest time it fits after the job ahead of it
 starts, given when running jobs end (their expiration).
 
-Load with::
+A site makes it the instance's scheduler with ``flux-schedkit site-config``
+and ``[modules.alternatives] sched = "schedkit-fifo"`` (see the docs'
+site page: the broker's Python then finds this library without PYTHONPATH).
+By hand, in a broker whose Python can import ``flux_sched_base``, load with::
 
     flux module load $(flux-schedkit path fifo) [queue-depth=N|unlimited]
         [forecast-depth=N|unlimited] [log-level=LEVEL]
