@@ -174,6 +174,21 @@ class CountedPlanning:
         holders: set[int] = set()
         keep: set[int] = set()  # annotated: holders and jobs with no estimate
         waiting = False
+
+        def hold(start: float, duration: float, nodes: int, around_ahead: bool):
+            """Hold a start or reservation in the profile (and, later, in
+            the jobs-ahead profile); return its end."""
+            nonlocal overcommitted
+            until = planner.window_end(start, duration)
+            profile.hold(start, until, nodes)
+            if ahead is not None:
+                ahead_adds.append((start, until, nodes))
+            if around_ahead:
+                # Placed around the jobs ahead only: it may overlap an
+                # unreached holder's reservation.
+                overcommitted |= profile.min_over(start, until) < 0
+            return until
+
         for job in self.pending_jobs():
             jobid = job.jobid
             nodes = self.units(jobid)
@@ -224,12 +239,7 @@ class CountedPlanning:
                 started = self._start_counted(job, waiting)
                 if started is not None:
                     if started:
-                        until = planner.window_end(now, duration)
-                        profile.hold(now, until, nodes)
-                        if ahead is not None:
-                            ahead_adds.append((now, until, nodes))
-                        if around_ahead:
-                            overcommitted |= profile.min_over(now, until) < 0
+                        hold(now, duration, nodes, around_ahead)
                     yield
                     continue
             waiting = True
@@ -241,12 +251,7 @@ class CountedPlanning:
                 )
             else:
                 holders.add(jobid)
-                until = planner.window_end(start, duration)
-                profile.hold(start, until, nodes)
-                if ahead is not None:
-                    ahead_adds.append((start, until, nodes))
-                if around_ahead:
-                    overcommitted |= profile.min_over(start, until) < 0
+                until = hold(start, duration, nodes, around_ahead)
                 planner.promise(jobid, start, until, nodes)
                 self._estimate(job, start)
             yield
