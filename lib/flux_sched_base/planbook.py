@@ -27,6 +27,7 @@ from sortedcontainers import SortedList
 
 from flux_sched_base import rstamp
 from flux_sched_base.profile import Profile
+from flux_sched_base.releases import Releases
 
 INF = math.inf
 
@@ -124,6 +125,8 @@ class PlanBook:
         self._max_node_cores = 0
         self.up: set[int] = set()
         self.profile = Profile()
+        #: Cores and whole nodes the running jobs release over time.
+        self.releases = Releases()
         # Usage of held reservations; built when a question first needs it.
         self._held: Profile | None = None
         self.held_ids: set[int] = set()
@@ -176,6 +179,7 @@ class PlanBook:
         self._max_node_cores = max(self.node_cores.values(), default=0)
         self._machine = None  # see Planner.whole_nodes
         self.profile.capacity = capacity
+        self.releases.reset(self.up, self.node_cores, self.running.values())
         self._held = None
         self._most_slots: dict = {}
         if came_up:
@@ -275,6 +279,7 @@ class PlanBook:
         self.running[jobid] = item
         self._running_ends.add((item.end, jobid))
         self.profile.add(None, item.end, item.vec, item.ranks)
+        self.releases.add(item)
         self._index(item)
         self._heavier(ranks, -INF, item.end)
         return item
@@ -282,6 +287,7 @@ class PlanBook:
     def _remove_running(self, item: Item) -> None:
         self._running_ends.remove((item.end, item.jobid))
         self.profile.remove(None, item.end, item.vec, item.ranks)
+        self.releases.remove(item)
         self._unindex(item)
         del self.running[item.jobid]
 
@@ -314,6 +320,7 @@ class PlanBook:
         self.running[jobid] = rest
         self._running_ends.add((rest.end, jobid))
         self.profile.add(None, rest.end, rest.vec, rest.ranks)
+        self.releases.add(rest)
         self._index(rest)
 
     def set_expiration(self, jobid: int, expiration: float) -> None:
@@ -331,9 +338,11 @@ class PlanBook:
             self._heavier(item.ranks, item.end, end)
         self._running_ends.remove((item.end, jobid))
         self.profile.remove(None, item.end, item.vec, item.ranks)
+        self.releases.remove(item)
         item.end = end
         self._running_ends.add((end, jobid))
         self.profile.add(None, end, item.vec, item.ranks)
+        self.releases.add(item)
 
     def running_ended_by(self, t: float) -> set[int]:
         """Ids of running jobs whose planned end is at or before *t*."""

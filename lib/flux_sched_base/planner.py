@@ -128,13 +128,11 @@ class Planner(PlanBook):
 
     def node_profile(self) -> counts.NodeProfile:
         """Whole free up nodes over time, from the running jobs alone."""
-        return counts.NodeProfile.from_plan(self.now, self.up, self.running.values())
+        return self.releases.node_profile(self.now)
 
     def core_profile(self) -> counts.NodeProfile:
         """Free cores of up nodes over time, from the running jobs alone."""
-        return counts.NodeProfile.from_cores(
-            self.now, self.up, self.node_cores, self.running.values()
-        )
+        return self.releases.core_profile(self.now)
 
     # -- questions -----------------------------------------------------------------
 
