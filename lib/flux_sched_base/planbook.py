@@ -67,6 +67,10 @@ class Item:
 
 def parse_ranks(R) -> dict[int, tuple[frozenset, frozenset]]:
     """``{rank: (cores, gpus)}`` of an R (pool object or RFC 20 dict)."""
+    if not isinstance(R, dict):
+        ranks = _pool_ranks(R)
+        if ranks is not None:
+            return ranks
     data = R if isinstance(R, dict) else R.to_dict()
     ranks: dict[int, tuple[frozenset, frozenset]] = {}
     for entry in data.get("execution", {}).get("R_lite", []):
@@ -76,6 +80,23 @@ def parse_ranks(R) -> dict[int, tuple[frozenset, frozenset]]:
         for rank in IDset(entry.get("rank", "")):
             ranks[rank] = (cores, gpus)
     return ranks
+
+
+def _pool_ranks(R) -> dict[int, tuple[frozenset, frozenset]] | None:
+    """``{rank: (cores, gpus)}`` read straight from a flux-python Rv1 pool
+    object (``_ranks``: rank -> ``{"cores": set, "gpus": set, ...}``), or
+    None for any other kind.  An allocation is read this way when it
+    enters the plan, sparing an encoding of R and a parse of its idsets."""
+    state = getattr(getattr(R, "impl", R), "_ranks", None)
+    if not isinstance(state, dict):
+        return None
+    try:
+        return {
+            rank: (frozenset(info["cores"]), frozenset(info["gpus"]))
+            for rank, info in state.items()
+        }
+    except (KeyError, TypeError):
+        return None
 
 
 def request_need(request, node_cores: int = 0) -> tuple[int, int, int, int]:

@@ -35,11 +35,12 @@ from collections.abc import Iterator
 
 from flux.job import JobID
 from flux.resource import InfeasibleRequest
-from flux.scheduler import PendingJob, Scheduler
+from flux.scheduler import PendingJob
 from sortedcontainers import SortedKeyList, SortedList
 
 from flux_sched_base import args as argsmod
 from flux_sched_base.annotations import BACKFILLED, Annotations, success_annotations
+from flux_sched_base.answers import KnownIds
 from flux_sched_base.jobspec import jobspec_problem
 from flux_sched_base.planner import Planner
 
@@ -68,7 +69,7 @@ def _shape(request):
         return None
 
 
-class PlanningScheduler(Scheduler):
+class PlanningScheduler(KnownIds):
     """Base class for schedulers that plan with a :class:`Planner`.
 
     Subclasses set :attr:`queue_depth` (flux-python's attribute) and
@@ -233,6 +234,7 @@ class PlanningScheduler(Scheduler):
         """Parse and queue a request; deny a malformed one (with a note
         naming what is wrong) and one that can never be satisfied."""
         self._changed()
+        self.remember(request, jobid)
         problem = jobspec_problem(jobspec)
         if problem is not None:
             self.log.error(f"alloc: invalid jobspec for {jobid}: {problem}")
