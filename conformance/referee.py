@@ -79,6 +79,24 @@ def _rank_children(R: dict) -> dict[int, tuple[frozenset, frozenset]]:
     return held
 
 
+class _JobName:
+    """A job's f58 id in a message, encoded only if a message is written."""
+
+    __slots__ = ("jobid",)
+
+    def __init__(self, jobid):
+        self.jobid = jobid
+
+    def __str__(self) -> str:
+        jobid = self.jobid
+        if isinstance(jobid, int) and jobid >= 0:
+            return JobID(jobid).f58
+        return str(jobid)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self), spec)
+
+
 def _in_count(n: int, count) -> bool:
     """True if *n* is a value the RFC 14 count (a ResourceCount) allows."""
     if n < count.min or (count.max is not None and n > count.max):
@@ -253,7 +271,7 @@ class Referee(BrokerObserver):
 
     def alloc_response(self, jobid, kind, payload, known, pending) -> bool:
         """Check one alloc response; return False if it is not valid RFC 27."""
-        f58 = JobID(jobid).f58 if isinstance(jobid, int) and jobid >= 0 else jobid
+        f58 = _JobName(jobid)
         if kind not in (0, 1, 2, 3):
             self.violation(
                 "unknown-response-type", f"{f58}: alloc response type {kind}"
@@ -298,7 +316,7 @@ class Referee(BrokerObserver):
             return self._check_success(known, payload, pending is not None)
         return True
 
-    def _check_t_estimate(self, f58: str, payload: dict) -> None:
+    def _check_t_estimate(self, f58: _JobName, payload: dict) -> None:
         sched = (payload.get("annotations") or {}).get("sched")
         if not isinstance(sched, dict) or "t_estimate" not in sched:
             return

@@ -121,8 +121,25 @@ class Profile:
             apply(end, one, -1)
 
     def _cover_change(self, ranks: Iterable[int], interval, adding: bool) -> None:
+        cover = self._cover
         for rank in ranks:
-            intervals = self._cover.setdefault(rank, [])
+            intervals = cover.get(rank)
+            # A rank no other item uses (the usual case for a starting or
+            # ending job): its busy span is exactly this item's interval.
+            if adding and not intervals:
+                cover[rank] = [interval]
+                self._busy(interval[0], interval[1], undo=False)
+                continue
+            if (
+                not adding
+                and intervals
+                and len(intervals) == 1
+                and intervals[0] == interval
+            ):
+                del cover[rank]
+                self._busy(interval[0], interval[1], undo=True)
+                continue
+            intervals = cover.setdefault(rank, [])
             old = _union(intervals)
             if adding:
                 intervals.append(interval)

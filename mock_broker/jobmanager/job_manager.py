@@ -23,12 +23,12 @@ from __future__ import annotations
 
 import copy
 import errno
-import json
 
 from flux.idset import IDset
 from flux.job import JobID
 from sortedcontainers import SortedList
 
+from mock_broker.flux_substitute.message import COMPACT_JSON
 from mock_broker.jobmanager.annotations import merge_annotations
 from mock_broker.jobmanager.housekeeping import Housekeeping
 from mock_broker.jobmanager.jobs import (
@@ -47,6 +47,20 @@ from mock_broker.jobmanager.jobs import (
     priority_from_urgency,
     ranks_of,
 )
+
+
+def _alloc_payload(job: Job) -> str:
+    """The JSON text of a ``sched.alloc`` request for *job*, with the
+    jobspec text encoded at submission (the largest part) spliced in."""
+    head = COMPACT_JSON.encode(
+        {
+            "id": job.id,
+            "priority": job.priority,
+            "userid": job.userid,
+            "t_submit": job.t_submit,
+        }
+    )
+    return f'{head[:-1]},"jobspec":{job.jobspec_text}}}'
 
 
 class JobManager:
@@ -119,7 +133,9 @@ class JobManager:
         if not 0 <= urgency <= 31:
             raise ValueError(f"urgency {urgency} is outside 0-31")
         try:
-            json.dumps(jobspec, allow_nan=False)
+            # Encoded once, as the job-manager keeps it: every alloc request
+            # for the job carries this text.
+            jobspec_text = COMPACT_JSON.encode(jobspec)
         except (TypeError, ValueError) as exc:
             raise ValueError(f"jobspec cannot travel in a message: {exc}") from exc
         job = Job(
@@ -132,6 +148,7 @@ class JobManager:
             runtime=0.0,
             release=release,
         )
+        job.jobspec_text = jobspec_text
         if runtime is None:
             runtime = job.duration or self.default_runtime
         job.runtime = float(runtime)
@@ -310,17 +327,7 @@ class JobManager:
             self.sent.add(job)
             self.stats["alloc_sent"] += 1
             self.broker.observer.alloc_sent(job)
-            self.broker.send_request(
-                self.link,
-                "sched.alloc",
-                {
-                    "id": job.id,
-                    "priority": job.priority,
-                    "userid": job.userid,
-                    "t_submit": job.t_submit,
-                    "jobspec": job.jobspec,
-                },
-            )
+            self.broker.send_request(self.link, "sched.alloc", _alloc_payload(job))
             sent_any = True
         return sent_any
 

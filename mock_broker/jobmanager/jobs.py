@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 
@@ -54,9 +55,12 @@ class Job:
     has_resources: bool = False
     free_pending: bool = False
     _end_token: int = 0
+    #: The jobspec as the JSON text the alloc requests carry.
+    jobspec_text: str = "null"
 
-    @property
+    @functools.cached_property
     def f58(self) -> str:
+        """The job's id in F58 (encoded once: notes name jobs often)."""
         return JobID(self.id).f58
 
     @property
