@@ -56,6 +56,10 @@ class Releases:
         # end -> up ranks whose last running item ends then
         self._nodes_at: dict[float, int] = {}
         self._busy_nodes = 0
+        # The last profile of each kind built, by (change count, now): a
+        # pass after an arrival asks again with nothing changed.
+        self._changes = 0
+        self._built: dict[str, tuple[int, float, NodeProfile]] = {}
 
     def reset(self, up: Iterable[int], node_cores: dict, running: Iterable) -> None:
         """Take *up* ranks (with *node_cores*) and count *running* again."""
@@ -63,11 +67,13 @@ class Releases:
         self._up_cores = sum(node_cores.get(rank, 0) for rank in self._up)
         self._cores_at, self._busy_cores, self._added = {}, 0, {}
         self._rank_ends, self._nodes_at, self._busy_nodes = {}, {}, 0
+        self._changes += 1
         for item in running:
             self.add(item)
 
     def add(self, item) -> None:
         """A running item now holds its ranks until ``item.end``."""
+        self._changes += 1
         up, end = self._up, item.end
         cores = 0
         rank_ends, nodes_at = self._rank_ends, self._nodes_at
@@ -97,6 +103,7 @@ class Releases:
 
     def remove(self, item) -> None:
         """A running item added before no longer holds its ranks."""
+        self._changes += 1
         end, cores = self._added.pop(item.jobid)
         if cores:
             self._busy_cores -= cores
@@ -119,11 +126,22 @@ class Releases:
                     nodes_at[now_last] = nodes_at.get(now_last, 0) + 1
 
     def core_profile(self, now: float) -> NodeProfile:
-        """Free cores of up ranks over time from *now*."""
-        free_now = self._up_cores - self._busy_cores
-        return NodeProfile(now, free_now, self._cores_at.items())
+        """Free cores of up ranks over time from *now* (a new object)."""
+        return self._profile("cores", now)
 
     def node_profile(self, now: float) -> NodeProfile:
-        """Whole free up ranks over time from *now*."""
-        free_now = len(self._up) - self._busy_nodes
-        return NodeProfile(now, free_now, self._nodes_at.items())
+        """Whole free up ranks over time from *now* (a new object)."""
+        return self._profile("nodes", now)
+
+    def _profile(self, unit: str, now: float) -> NodeProfile:
+        built = self._built.get(unit)
+        if built is not None and built[0] == self._changes and built[1] == now:
+            return built[2].copy()
+        if unit == "cores":
+            free_now = self._up_cores - self._busy_cores
+            profile = NodeProfile(now, free_now, self._cores_at.items())
+        else:
+            free_now = len(self._up) - self._busy_nodes
+            profile = NodeProfile(now, free_now, self._nodes_at.items())
+        self._built[unit] = (self._changes, now, profile.copy())
+        return profile

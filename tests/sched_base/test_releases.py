@@ -35,6 +35,14 @@ def check(releases: Releases, up: set, running: dict, now: float) -> None:
         NodeProfile.from_cores(now, up, NODE_CORES, items),
     )
     assert same(releases.node_profile(now), NodeProfile.from_plan(now, up, items))
+    # A pass holds its starts in the profile it got: the next is unaffected.
+    releases.core_profile(now).hold(now, INF, 1)
+    releases.node_profile(now).hold(now, 40.0, 1)
+    assert same(
+        releases.core_profile(now),
+        NodeProfile.from_cores(now, up, NODE_CORES, items),
+    )
+    assert same(releases.node_profile(now), NodeProfile.from_plan(now, up, items))
 
 
 ends = st.sampled_from([5.0, 10.0, 20.0, 30.0, INF])
