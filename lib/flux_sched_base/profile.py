@@ -139,6 +139,14 @@ class Profile:
                 del cover[rank]
                 self._busy(interval[0], interval[1], undo=True)
                 continue
+            # Another item with the same interval on the rank (jobs sharing a
+            # node that end together): the busy span does not change.
+            if adding and interval in intervals:
+                intervals.append(interval)
+                continue
+            if not adding and intervals and intervals.count(interval) > 1:
+                intervals.remove(interval)
+                continue
             intervals = cover.setdefault(rank, [])
             old = _union(intervals)
             if adding:

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import math
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from flux_sched_base.profile import Profile
 
 INF = math.inf
@@ -89,3 +92,31 @@ def test_fits_from_uses_the_window_maximum():
     assert not p.fits_from(0.0, 160.0, (4, 0, 1, 1))
     assert not p.fits_from(0.0, 0.0, (4, 0, 1, 1))
     assert p.fits_from(0.0, 150.0, (8, 0, 2, 2))
+
+
+_starts = st.sampled_from([None, None, 10.0, 20.0])
+_ends = st.sampled_from([15.0, 30.0, 30.0, INF])
+_items = st.tuples(_starts, _ends, st.sets(st.integers(0, 3), min_size=1, max_size=2))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), _items), max_size=30))
+def test_any_adds_and_removes_equal_the_remaining_items_added_afresh(operations):
+    # Jobs sharing ranks with equal intervals, nested or disjoint ones: the
+    # profile kept up to date equals one built from what is left.
+    p = Profile(CAP)
+    held: list = []
+    for remove, (start, end, ranks) in operations:
+        if start is not None and end <= start:
+            continue
+        item = (start, end, (len(ranks), 0, 0, len(ranks)), sorted(ranks))
+        if remove and item in held:
+            held.remove(item)
+            p.remove(*item)
+        elif not remove:
+            held.append(item)
+            p.add(*item)
+        fresh = Profile(CAP)
+        for other in held:
+            fresh.add(*other)
+        assert list(p._steps(0.0, None, None)) == list(fresh._steps(0.0, None, None))
