@@ -248,7 +248,8 @@ class PlanningScheduler(KnownIds):
             self._jobs_denied += 1
             request.deny(f"cannot parse jobspec: {exc}")
             return
-        error = self._infeasible(rr)
+        shape = _shape(rr)
+        error = self._infeasible(rr, shape)
         if error is not None:
             self._jobs_denied += 1
             request.deny(error)
@@ -259,7 +260,7 @@ class PlanningScheduler(KnownIds):
         need = self.planner.need(rr)
         self._needs[jobid] = need
         self._min_needs.add((need[0], jobid))
-        key = (_shape(rr), rr.duration)
+        key = (shape, rr.duration)
         if key[0] is None:
             key = ("unique", jobid)
         self._bucket_of[jobid] = key
@@ -289,8 +290,8 @@ class PlanningScheduler(KnownIds):
         if not bucket:
             del self._buckets[key]
 
-    def _infeasible(self, request) -> str | None:
-        key = _shape(request)
+    def _infeasible(self, request, key) -> str | None:
+        # key: the request's _shape(), the feasibility cache's key
         if key is not None and key in self._feasible:
             return self._feasible[key]
         try:
