@@ -75,12 +75,6 @@ class KnownIds(Scheduler):
         if msg is not None:
             self._known_ids[id(msg)] = jobid
 
-    def forget_request(self, request) -> None:
-        """Drop the record of a request answered elsewhere."""
-        msg = getattr(request, "_msg", None)
-        if msg is not None:
-            self._known_ids.pop(id(msg), None)
-
     def alloc_success(self, msg, R, annotations=None):
         """Commit R to the KVS, then answer SUCCESS (as flux-python does)."""
         jobid = self._known_ids.pop(id(msg), None)
