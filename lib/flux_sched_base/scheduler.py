@@ -18,7 +18,9 @@ event and gives a policy what it needs to write a scheduling pass:
 
 A policy overrides :meth:`PlanningScheduler.plan`, a generator: it should
 ``yield`` after each job it did real work for (the base class hands control
-back to the reactor at every yield) and :meth:`PlanningScheduler.cheap_yield`
+back to the reactor at every yield, except that up to
+:attr:`PlanningScheduler.STARTS_PER_YIELD` jobs started in a row share one)
+and :meth:`PlanningScheduler.cheap_yield`
 otherwise.  If an event arrives while a pass is suspended, flux-python
 closes the pass and starts a new one; the planner's state is consistent at
 every yield, so nothing is lost.
@@ -86,6 +88,12 @@ class PlanningScheduler(KnownIds):
     #: Skipped jobs between two yields when a pass only does cheap checks.
     CHEAP_YIELD_EVERY = 64
 
+    #: Jobs a pass may start between two returns to the reactor: a yield
+    #: that follows a start is passed on only after this many starts (a
+    #: start is cheap and bounded; returning to the reactor after each one
+    #: lets every arriving message end the pass and start a new one).
+    STARTS_PER_YIELD = 8
+
     def __init__(self, h, *args):
         super().__init__(h, *args)
         values = argsmod.consume(
@@ -116,6 +124,8 @@ class PlanningScheduler(KnownIds):
         self.annotations = Annotations()
         self._event = 0
         self._cheap = 0
+        self._started = 0  # jobs started since the pass last yielded
+        self._started_in_step = False
         self._last_pass_time = 0.0
         self._max_pass_time = 0.0
         self._passes_done = 0
@@ -365,6 +375,8 @@ class PlanningScheduler(KnownIds):
         """
         self._remove(job)
         self._jobs_started += 1
+        self._started += 1
+        self._started_in_step = True
         backfill = None
         if selection_type == BACKFILLED:
             self._jobs_backfilled += 1
@@ -455,8 +467,13 @@ class PlanningScheduler(KnownIds):
         event = self._event
         elapsed = 0.0
         t0 = time.perf_counter()
+        self._started, self._started_in_step = 0, False
         try:
             for _ in gen:
+                if self._started_in_step and self._started < self.STARTS_PER_YIELD:
+                    self._started_in_step = False
+                    continue
+                self._started, self._started_in_step = 0, False
                 elapsed += time.perf_counter() - t0
                 yield
                 t0 = time.perf_counter()
