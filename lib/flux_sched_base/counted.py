@@ -240,8 +240,9 @@ class CountedPlanning:
         without a search in two cases: too few nodes are free at every
         instant before its start, or the plan has got lighter nowhere
         before the reservation's end since the holder's last turn (its
-        earliest fit then is where it is: see :class:`_Lightening`).  Only
-        the others give theirs up and take the earliest that fits.  The
+        earliest fit then is where it is: see :class:`_Lightening`).  The
+        others look for an earlier start with their reservation still held
+        (:meth:`_earlier`), and only those that find one give theirs up.  The
         profile of the jobs ahead (for new jobs, and holders placed again)
         is built only when one needs it, and brought up to date in one
         sweep.  Promises of jobs the pass has not reached stay recorded, so
@@ -290,26 +291,40 @@ class CountedPlanning:
                 duration = job.resource_request.duration
                 mine = held.pop(jobid, None)
                 around_ahead = True
+                earlier = None
                 if mine is not None:
                     start, until, _ = mine
                     if not overcommitted or profile.min_over(start, until) >= 0:
-                        if start > now and (
-                            light.unchanged_before(jobid, until)
-                            or not profile.free_before(start, nodes)
-                        ):
-                            # Cannot start any earlier: kept as it is.
-                            waiting = True
-                            keep.add(jobid)
-                            holders.add(jobid)
-                            if ahead is not None:
-                                ahead_adds.append(mine)
-                            self._estimate(job, start)
-                            if self.cheap_yield():
-                                yield
-                            continue
+                        if start > now:
+                            kept = not profile.free_before(start, nodes)
+                            if (
+                                not kept
+                                and planner.window_end(start, duration) == until
+                            ):
+                                # Its windows are what they were when it
+                                # was placed (the instance's expiration
+                                # did not move).
+                                kept = light.unchanged_before(jobid, until)
+                                if not kept:
+                                    earlier = self._earlier(
+                                        profile, start, nodes, duration
+                                    )
+                                    kept = earlier is None
+                            if kept:
+                                # Cannot start any earlier: kept as it is.
+                                waiting = True
+                                keep.add(jobid)
+                                holders.add(jobid)
+                                if ahead is not None:
+                                    ahead_adds.append(mine)
+                                self._estimate(job, start)
+                                if self.cheap_yield():
+                                    yield
+                                continue
                         around_ahead = False
-                    # A job that rose ahead, a longer expiration or nodes
-                    # going down took it: placed again like a new job.
+                    # Moves earlier; or a job that rose ahead, a longer
+                    # expiration or nodes going down took it: placed again
+                    # like a new job.
                     profile.hold(start, until, -nodes)
                     light.released(start, until)
                 if around_ahead and not held:
@@ -331,8 +346,8 @@ class CountedPlanning:
                     where = ahead
                 else:
                     where = profile
-                start = None
-                if nodes <= where.capacity:
+                start = earlier
+                if earlier is None and nodes <= where.capacity:
                     start = where.earliest(nodes, planner.window(duration))
                 if start == now and where.free_now >= nodes:
                     started = self._start_counted(job, waiting)
@@ -362,6 +377,18 @@ class CountedPlanning:
             if jobid not in holders:
                 del planner.promises[jobid]
         self._clear_others(keep)
+
+    def _earlier(self, profile, start: float, nodes: int, duration: float):
+        """The earliest start before *start* for a holder of *nodes* whose
+        reservation at *start* is held in *profile* without a conflict, as
+        if it were not held; None if it cannot start earlier.
+
+        Its own reservation covers the part of every such window from
+        *start* on, so the windows are searched up to *start* only and the
+        reservation stays held while the search runs.
+        """
+        window = self.planner.window(duration)
+        return profile.earliest(nodes, lambda t: min(window(t), start), before=start)
 
     def _held_counts(self) -> dict[int, tuple[float, float, int]]:
         """The reservations pending jobs hold, as counts: promises, and

@@ -344,13 +344,15 @@ class NodeProfile:
         window_end: Callable[[float], float],
         floor: float | None = None,
         include_floor: bool = True,
+        before: float = INF,
     ) -> float | None:
         """The earliest time at or after *floor* (default now) from which
         *nodes* whole nodes stay free until ``window_end(time)``.
 
         Candidates are *floor* (if *include_floor*) and every later
-        breakpoint; *window_end* must not decrease with its argument.  None
-        if no time works (nodes down or held by jobs that never end).
+        breakpoint before *before*; *window_end* must not decrease with its
+        argument.  None if no time works (nodes down or held by jobs that
+        never end).
         """
         t, f = self.t, self.f
         floor = self.now if floor is None else max(floor, self.now)
@@ -368,7 +370,7 @@ class NodeProfile:
         # the next candidate comes after k.  Steps of the window after k
         # were seen to be free enough and are not read again (``good``).
         good = i
-        while i < n:
+        while i < n and when < before:
             if f[i] >= nodes:
                 k = bisect.bisect_left(t, window_end(when), i) - 1
                 last = k
