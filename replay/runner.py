@@ -222,10 +222,10 @@ def _problems(
     running = [r for r in records if r.result == "running"]
     out = []
     if broker.scheduler is None:
-        last = (broker.last_exit_traceback or "").strip().splitlines()
+        detail = broker.last_exit_detail
         out.append(
             "the scheduler module exited during the replay"
-            + (f": {last[-1]}" if last else "")
+            + (f": {detail}" if detail else "")
         )
     if pending:
         first = pending[0]

@@ -8,9 +8,10 @@ one.  For each scenario the readable transcript is printed (unless
 violation with the transcript around it, then a one-line verdict.
 
 Exit status: 0 if every scenario met its expectations with no violation
-it did not expect; 1 if any did not; 2 for a usage error, a scenario file
-error (the message names the file, the step and the key), or a scheduler
-that could not be loaded.
+it did not expect; 1 if any did not, or the output was closed early (a
+broken pipe); 2 for a usage error, a scenario file error (the message
+names the file, the step and the key), or a scheduler that could not be
+loaded; 130 if interrupted (Ctrl-C), even inside a scheduler callback.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ import json
 import shlex
 import sys
 from pathlib import Path
+
+from flux_schedkit.console import guarded
 
 EXIT_OK, EXIT_FAILED, EXIT_ERROR = 0, 1, 2
 
@@ -56,6 +59,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Validate every scenario, run each, report; return the exit status."""
+    return guarded("run", lambda: _run(args))
+
+
+def _run(args: argparse.Namespace) -> int:
     from conformance.scenarios.runner import ScenarioError, load_scenario
 
     try:
