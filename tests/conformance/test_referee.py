@@ -342,7 +342,7 @@ def test_error_response_to_alloc(make_broker):
     assert b.observer.kinds()[0] == "error-response"
     assert set(b.observer.kinds()) == {"error-response"}
     v = b.observer.violations[0]
-    assert v.text == "alloc response with error 12 (out of memory)"
+    assert v.text == "alloc response with error 12 (ENOMEM: out of memory)"
     assert "sched.alloc (response) errnum=12 (ENOMEM: out of memory)" in marked_line(v)
     assert "scheduler interface stopped: alloc response error" in notes(b)
     assert not b.jobs.online
