@@ -145,3 +145,10 @@ def test_run_locates_the_exception():
     assert f"KeyError: 'queue' at {RAISING}:{line_of('no such key')} in alloc" in (
         proc.stdout
     )
+
+
+def test_run_takes_a_reference_scheduler_by_name():
+    # As conform and replay do: `--scheduler=fifo` is schedkit-fifo.
+    proc = schedkit("run", "-q", "--scheduler", "fifo", "cancel-pending-job")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.startswith("PASS  cancel-pending-job")

@@ -3,7 +3,8 @@
 Each SCENARIO is a YAML file (see docs/scenarios.rst), or the name of a
 scenario in the library that 'flux-schedkit scenarios' lists.  The
 scheduler is the scenario's own scheduler.path unless --scheduler names
-one.  For each scenario the readable transcript is printed (unless
+one (fifo, easy or conservative for a reference scheduler, a PATH.py or a
+pkg.module, either with :Class).  For each scenario the readable transcript is printed (unless
 --quiet), then every unmet expectation and every unexpected referee
 violation with the transcript around it, then a one-line verdict.
 
@@ -31,9 +32,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``flux-schedkit run``."""
     parser.add_argument(
         "--scheduler",
-        metavar="PATH[:Class]",
-        help="the scheduler module: a .py file or a dotted module, optionally "
-        "with :Class (overrides the scenario's scheduler.path)",
+        metavar="NAME|PATH[:Class]",
+        help="the scheduler module: fifo, easy or conservative (a reference "
+        "scheduler), a .py file or a dotted module, optionally with :Class "
+        "(overrides the scenario's scheduler.path)",
     )
     parser.add_argument(
         "--args",
@@ -64,6 +66,14 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     from conformance.scenarios.runner import ScenarioError, load_scenario
+    from flux_schedkit.reference import REFERENCE_SCHEDULERS, reference_path
+
+    if args.scheduler in REFERENCE_SCHEDULERS:  # as conform and replay take it
+        try:
+            args.scheduler = str(reference_path(args.scheduler))
+        except FileNotFoundError as exc:
+            print(f"flux-schedkit run: {exc}", file=sys.stderr)
+            return EXIT_ERROR
 
     try:
         module_args = shlex.split(args.args)
