@@ -188,10 +188,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return EXIT_FAILED
     except BrokenPipeError:
-        import os
-
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return EXIT_FAILED
+        raise  # reported by the command line, as for every subcommand
     except OSError as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return EXIT_FAILED
