@@ -31,13 +31,26 @@ author = "the flux-schedkit developers"
 copyright = "the flux-schedkit developers"
 release = "0.1.0"
 
+# The project's own extensions live in docs/_ext (see docs/README.md).
+sys.path.insert(0, str(Path(__file__).resolve().parent / "_ext"))
+
 extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.napoleon",
     "sphinx.ext.viewcode",
+    # The command-line reference, generated from flux_schedkit.cli's parser.
+    "cli_reference",
+    # RFC 27 sequence diagrams drawn as SVG from a text description.
+    "sequence_diagram",
 ]
 
-exclude_patterns = ["_build", "_generated", "README.md"]
+exclude_patterns = ["_build", "_generated", "README.md", "workloads"]
+
+# The index lists the tutorial right after getting-started; a tree that does
+# not have docs/tutorial.rst yet still builds with -W.
+suppress_warnings: list[str] = []
+if not (Path(__file__).resolve().parent / "tutorial.rst").exists():
+    suppress_warnings.append("toc.not_readable")
 
 autodoc_default_options = {
     "members": True,
@@ -47,7 +60,8 @@ autodoc_member_order = "bysource"
 napoleon_google_docstring = True
 napoleon_numpy_docstring = False
 
-html_theme = "alabaster"
+html_theme = "furo"
+html_title = "flux-schedkit"
 
 # The clause catalogue is generated from the kit's registry at every build,
 # so docs/clauses.rst can never drift from conformance/clauses.yaml.
