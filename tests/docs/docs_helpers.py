@@ -1,4 +1,4 @@
-"""Helpers for the docs' own tests: import docs/_ext, build a tiny project."""
+"""Helpers for the docs' own tests: build a tiny Sphinx project."""
 
 from __future__ import annotations
 
@@ -9,9 +9,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 EXT = DOCS / "_ext"
-
-if str(EXT) not in sys.path:
-    sys.path.insert(0, str(EXT))
 
 
 def build(

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os
 
+import cli_reference
 from docs_helpers import DOCS, build
 
-import cli_reference
 from flux_schedkit.cli import COMMANDS, build_parser
 
 

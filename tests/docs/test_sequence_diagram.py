@@ -5,9 +5,8 @@ from __future__ import annotations
 import re
 
 import pytest
-from docs_helpers import DOCS, build
-
 import sequence_diagram as sd
+from docs_helpers import DOCS, build
 
 GOOD = """\
 participants: job-manager, scheduler, KVS
