@@ -42,6 +42,8 @@ extensions = [
     "cli_reference",
     # RFC 27 sequence diagrams drawn as SVG from a text description.
     "sequence_diagram",
+    # The Gantt pictures of policies.rst, replayed from docs/workloads/.
+    "policy_pictures",
 ]
 
 exclude_patterns = ["_build", "_generated", "README.md", "workloads"]
