@@ -69,6 +69,7 @@ html_title = "flux-schedkit"
 # so docs/clauses.rst can never drift from conformance/clauses.yaml.
 _generated = Path(__file__).resolve().parent / "_generated"
 _generated.mkdir(exist_ok=True)
-from conformance.catalogue import catalogue_rst  # noqa: E402
+from conformance.catalogue import catalogue_rst, gallery_index  # noqa: E402
 
-(_generated / "clauses-table.rst").write_text(catalogue_rst(), encoding="utf-8")
+_gallery = gallery_index(ROOT / "tests" / "conformance" / "gallery")
+(_generated / "clauses-table.rst").write_text(catalogue_rst(_gallery), encoding="utf-8")
