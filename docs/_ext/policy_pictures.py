@@ -40,23 +40,33 @@ def replay_workload(workload: str, policy: str, args: list[str] | None = None):
 
 
 def draw(outdir: Path) -> list[Path]:
-    """Draw every picture into *outdir*; return the files written."""
+    """Draw every picture into *outdir*; return the files written.
+
+    The pictures of one workload share their time axis (from 0 to the
+    last end under any policy), so they can be compared side by side.
+    """
     from replay.pictures import draw_gantt
+    from replay.swf import Window
 
     outdir.mkdir(parents=True, exist_ok=True)
     written = []
     for workload in PICTURES:
+        results = {}
         for policy in POLICIES:
             result, broker, machine = replay_workload(workload, policy)
             broker.close()
             if result.problems:
                 raise RuntimeError(f"{workload} under {policy}: {result.problems}")
+            results[policy] = result
+        end = max(r.end for res in results.values() for r in res.records)
+        for policy, result in results.items():
             path = outdir / f"{workload}-{policy}.png"
             draw_gantt(
                 result.records,
                 machine.size,
                 machine.groups[0].cores,
                 path,
+                window=Window(0.0, end),
                 title=f"{workload}.swf under {policy}",
             )
             written.append(path)

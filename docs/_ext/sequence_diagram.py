@@ -41,9 +41,11 @@ from docutils.parsers.rst import Directive, directives
 
 #: Pixels between two lifelines.
 COLUMN = 250
-#: Left and right margin, and the width of a lifeline's head box.
-MARGIN = 100
+#: Left and right margin, the width of a lifeline's head box, and how far
+#: a note reaches either side of the lifelines it covers.
+MARGIN = 130
 HEAD_WIDTH = 150
+NOTE_REACH = 115
 HEAD_HEIGHT = 30
 #: Height of one line of text, and the width of one character (an
 #: over-estimate for 12 px text, so wrapped labels never overflow).
@@ -216,8 +218,8 @@ def render_svg(diagram: Diagram) -> str:
             )
             y += ROW_PAD
         elif isinstance(row, Note):
-            left = _x(row.first) - HEAD_WIDTH / 2
-            right = _x(row.last) + HEAD_WIDTH / 2
+            left = _x(row.first) - NOTE_REACH
+            right = _x(row.last) + NOTE_REACH
             lines = _wrap(row.text, right - left - 16)
             height = len(lines) * LINE + 10
             body.append(
