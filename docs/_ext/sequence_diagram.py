@@ -22,6 +22,11 @@ Statements:
 - ``== text ==``: a divider across the diagram (a phase, time passing).
 - Blank lines and lines starting with ``#`` are ignored.
 
+The option ``:scenario: NAME`` names the scenario of the conformance
+kit's library that shows the same exchange (``flux-schedkit run NAME``);
+the caption says so, and the docs' tests check that the diagram's
+requests appear in that order in the scenario's transcript.
+
 The picture is plain SVG text, written into the HTML page: no network, no
 external program, and the same description always gives the same bytes.
 A malformed description is an error naming the source file's line and what
@@ -273,6 +278,13 @@ def render_svg(diagram: Diagram) -> str:
     )
 
 
+def library_names() -> set[str]:
+    """Names of the scenarios in the conformance kit's library."""
+    from conformance.scenarios.runner import library_paths
+
+    return {path.stem for path in library_paths()}
+
+
 class SequenceDiagramDirective(Directive):
     """``.. sequence-diagram:: CAPTION`` followed by the description."""
 
@@ -280,7 +292,7 @@ class SequenceDiagramDirective(Directive):
     required_arguments = 0
     optional_arguments = 1
     final_argument_whitespace = True
-    option_spec = {"name": directives.unchanged}
+    option_spec = {"name": directives.unchanged, "scenario": directives.unchanged}
 
     def run(self) -> list[nodes.Node]:
         try:
@@ -293,10 +305,21 @@ class SequenceDiagramDirective(Directive):
                 line=source_line,
             )
             return [error]
+        scenario = self.options.get("scenario")
+        if scenario is not None and scenario not in library_names():
+            error = self.state_machine.reporter.error(
+                f"sequence-diagram: no scenario {scenario!r} in the library "
+                f"(known: {', '.join(sorted(library_names()))})",
+                line=self.lineno,
+            )
+            return [error]
         figure = nodes.figure(classes=["sequence-diagram"])
         figure += nodes.raw("", render_svg(diagram), format="html")
-        if self.arguments:
-            figure += nodes.caption("", self.arguments[0])
+        caption = self.arguments[0] if self.arguments else ""
+        if scenario is not None:
+            caption = f"{caption} (scenario {scenario})".strip()
+        if caption:
+            figure += nodes.caption("", caption)
         self.add_name(figure)
         return [figure]
 

@@ -8,6 +8,9 @@ import pytest
 import sequence_diagram as sd
 from docs_helpers import DOCS, build
 
+from conformance.scenarios.runner import library_paths, run_scenario
+from flux_schedkit.reference import reference_path
+
 GOOD = """\
 participants: job-manager, scheduler, KVS
 # a comment
@@ -114,18 +117,74 @@ def test_malformed_description_fails_the_build_naming_the_line(tmp_path):
     assert "description line 3: unknown participant 'nobody'" in done.stderr
 
 
-def test_every_diagram_in_the_docs_parses():
-    found = 0
+def docs_diagrams() -> list[tuple[str, str | None, str]]:
+    """(page, scenario option, description) of every diagram in docs/."""
+    out = []
     for page in sorted(DOCS.glob("*.rst")):
         lines = page.read_text().splitlines()
         for i, line in enumerate(lines):
             if not line.startswith(".. sequence-diagram::"):
                 continue
-            body = []
+            scenario, body = None, []
             for more in lines[i + 1 :]:
                 if more and not more.startswith("   "):
                     break
+                if not body and more.startswith("   :scenario:"):
+                    scenario = more.split(":scenario:", 1)[1].strip()
+                    continue
                 body.append(more[3:])
-            sd.parse("\n".join(body))
-            found += 1
-    assert found >= 6
+            out.append((page.name, scenario, "\n".join(body)))
+    return out
+
+
+def test_every_diagram_in_the_docs_parses():
+    diagrams = docs_diagrams()
+    assert len(diagrams) >= 6
+    for _, _, body in diagrams:
+        sd.parse(body)
+
+
+def request_topics(diagram: sd.Diagram) -> list[str]:
+    """The RFC topics of the diagram's requests, in order."""
+    topics = []
+    for row in diagram.rows:
+        if isinstance(row, sd.Message) and not row.response:
+            first = row.text.split()[0]
+            if re.fullmatch(r"[a-z-]+\.[a-z-]+", first):
+                topics.append(first)
+    return topics
+
+
+@pytest.mark.parametrize(
+    ("scenario", "body"),
+    [(s, b) for _, s, b in docs_diagrams() if s],
+    ids=[s for _, s, _ in docs_diagrams() if s],
+)
+def test_diagram_requests_appear_in_its_scenarios_transcript(scenario, body):
+    topics = request_topics(sd.parse(body))
+    assert topics
+    path = next(p for p in library_paths() if p.stem == scenario)
+    result = run_scenario(path, str(reference_path("easy")))
+    try:
+        assert result.passed, result.reasons()
+        sent = iter(
+            e.topic for e in result.broker.transcript.entries() if e.kind == "msg"
+        )
+        for topic in topics:  # a subsequence: each in order after the last
+            assert any(t == topic for t in sent), (scenario, topic, topics)
+    finally:
+        result.broker.close()
+
+
+def test_unknown_scenario_fails_the_build(tmp_path):
+    rst = (
+        "Page\n====\n\n"
+        ".. sequence-diagram:: Broken\n"
+        "   :scenario: no-such-scenario\n\n"
+        "   participants: a, b\n"
+        "   a -> b: fine\n"
+    )
+    done = build(tmp_path, rst, ["sequence_diagram"])
+    assert done.returncode != 0
+    assert "index.rst:4:" in done.stderr
+    assert "no scenario 'no-such-scenario' in the library" in done.stderr
