@@ -2,9 +2,9 @@
 
 Each small workload in ``docs/workloads/`` is replayed through each
 reference scheduler on the mock broker (virtual time, fixed seed), exactly
-as ``flux-schedkit replay WORKLOAD.swf --scheduler POLICY --gantt OUT.png``
-does, and drawn with :func:`replay.pictures.draw_gantt` into
-``docs/_generated/policies/WORKLOAD-POLICY.png``.  The same replay always
+as ``flux-schedkit replay WORKLOAD.swf --scheduler POLICY [--args ARGS]
+--gantt OUT.png`` does, and drawn with :func:`replay.pictures.draw_gantt`
+into ``docs/_generated/policies/WORKLOAD-LABEL.png``.  The same replay always
 gives the same schedule, so the pictures cannot drift from the schedulers.
 """
 
@@ -14,9 +14,17 @@ from pathlib import Path
 
 DOCS = Path(__file__).resolve().parent.parent
 WORKLOADS = DOCS / "workloads"
-#: Workloads drawn, each under every policy of POLICIES.
-PICTURES = ("easy-second-rule", "conservative-compression")
+#: The reference schedulers, as the first two workloads are drawn.
 POLICIES = ("fifo", "easy", "conservative")
+#: Workload -> the runs drawn: (label in the file name, scheduler, arguments).
+PICTURES: dict[str, list[tuple[str, str, list[str]]]] = {
+    "easy-second-rule": [(p, p, []) for p in POLICIES],
+    "conservative-compression": [(p, p, []) for p in POLICIES],
+    "hybrid-depth": [
+        (f"depth-{depth}", "conservative", [f"reservation-depth={depth}"])
+        for depth in ("1", "2", "unlimited")
+    ],
+}
 
 
 def replay_workload(workload: str, policy: str, args: list[str] | None = None):
@@ -50,24 +58,24 @@ def draw(outdir: Path) -> list[Path]:
 
     outdir.mkdir(parents=True, exist_ok=True)
     written = []
-    for workload in PICTURES:
+    for workload, runs in PICTURES.items():
         results = {}
-        for policy in POLICIES:
-            result, broker, machine = replay_workload(workload, policy)
+        for label, policy, args in runs:
+            result, broker, machine = replay_workload(workload, policy, args)
             broker.close()
             if result.problems:
-                raise RuntimeError(f"{workload} under {policy}: {result.problems}")
-            results[policy] = result
-        end = max(r.end for res in results.values() for r in res.records)
-        for policy, result in results.items():
-            path = outdir / f"{workload}-{policy}.png"
+                raise RuntimeError(f"{workload} under {label}: {result.problems}")
+            results[label] = (result, " ".join([policy, *args]))
+        end = max(r.end for res, _ in results.values() for r in res.records)
+        for label, (result, how) in results.items():
+            path = outdir / f"{workload}-{label}.png"
             draw_gantt(
                 result.records,
                 machine.size,
                 machine.groups[0].cores,
                 path,
                 window=Window(0.0, end),
-                title=f"{workload}.swf under {policy}",
+                title=f"{workload}.swf under {how}",
             )
             written.append(path)
     return written

@@ -9,6 +9,7 @@ and the start times, the shadow time and the first announced
 from __future__ import annotations
 
 import json
+import re
 
 import policy_pictures
 import pytest
@@ -107,9 +108,34 @@ def test_hybrid_depth(depth, like):
     assert hybrid == reference
 
 
+def test_hybrid_depth_sits_between_easy_and_conservative():
+    runs = {}
+    for depth in ("1", "2", "unlimited"):
+        jobs, broker = starts(
+            "hybrid-depth", "conservative", [f"reservation-depth={depth}"]
+        )
+        broker.close()
+        runs[depth] = {job: start for job, (start, _) in jobs.items()}
+    # Depth 1 protects job 2 only: jobs 5 and 6 start at once, job 3 waits
+    # for job 5 and job 4 for job 6.
+    assert runs["1"][5] == 4.0 and runs["1"][6] == 5.0
+    assert runs["1"][3] == 254.0 and runs["1"][4] == 355.0
+    # Depth 2 protects jobs 2 and 3: job 5 waits, job 6 still delays job 4.
+    assert runs["2"][3] == 200.0 and runs["2"][6] == 5.0
+    assert runs["2"][5] > runs["2"][4] == 355.0
+    # Unlimited protects every job: 2, 3 and 4 at 100, 200 and 300 s.
+    assert [runs["unlimited"][j] for j in (2, 3, 4)] == [100.0, 200.0, 300.0]
+    assert runs["unlimited"][5] == runs["unlimited"][6] == 400.0
+    easy, broker = starts("hybrid-depth", "easy")
+    broker.close()
+    assert {job: start for job, (start, _) in easy.items()} == runs["1"]
+
+
 def test_pictures_are_drawn_for_every_figure_of_the_page(tmp_path):
     written = policy_pictures.draw(tmp_path)
     page = (DOCS / "policies.rst").read_text()
     for path in written:
         assert path.read_bytes().startswith(b"\x89PNG")
         assert f"_generated/policies/{path.name}" in page
+    figures = set(re.findall(r"_generated/policies/([\w.-]+\.png)", page))
+    assert figures == {path.name for path in written}
