@@ -71,7 +71,9 @@ class _Lightening:
     never guessed: a job without a record is searched for.
     """
 
-    def __init__(self, unit, profile, last: _Lightening | None):
+    def __init__(self, serial: int, unit, profile, last: _Lightening | None):
+        #: The pass's number (:meth:`CountedPlanning.next_pass_serial`).
+        self.serial = serial
         self.unit = unit
         self.profile = profile
         if last is not None and last.unit == unit:
@@ -146,6 +148,13 @@ class CountedPlanning:
     """The node-count pass of :class:`~flux_sched_base.reservation.
     ReservationScheduler` (a mixin: it uses the scheduler's planner, queue,
     annotations and :attr:`reservation_depth`)."""
+
+    def next_pass_serial(self) -> int:
+        """Number a pass that plans reservations (counted or ranked), so a
+        pass can tell whether what it inherits comes from the one just
+        before it."""
+        self._pass_serial = getattr(self, "_pass_serial", 0) + 1
+        return self._pass_serial
 
     def plan_counted(self):
         """A pass over a queue planned with counts (whole nodes or cores).
@@ -242,7 +251,7 @@ class CountedPlanning:
         before the reservation's end since the holder's last turn (its
         earliest fit then is where it is: see :class:`_Lightening`).  The
         others look for an earlier start with their reservation still held
-        (:meth:`_earlier`), and only those that find one give theirs up.  The
+        (:meth:`_keeps`), and only those that find one give theirs up.  The
         profile of the jobs ahead (for new jobs, and holders placed again)
         is built only when one needs it, and brought up to date in one
         sweep.  Promises of jobs the pass has not reached stay recorded, so
@@ -252,15 +261,16 @@ class CountedPlanning:
         planner.begin_pass(time.time())
         now = planner.now
         held = self._held_counts()
+        serial = self.next_pass_serial()
         last = self.__dict__.pop("_lightening", None)
-        if planner.reservations:
-            last = None  # a pass with ranks came between
+        if last is not None and (last.serial != serial - 1 or planner.reservations):
+            last = None  # another pass (one that planned ranks) came between
         for jobid in list(planner.reservations):
             planner.drop(jobid, lighten=False)  # left by a pass that planned ranks
         planner.promises.clear()
         planner.promises.update(held)
         profile = self.count_profile().adjusted(held.values())
-        light = _Lightening(self.count_unit(), profile, last)
+        light = _Lightening(serial, self.count_unit(), profile, last)
         overcommitted = profile.lowest() < 0
         ahead = None  # without unreached holders' reservations, built on demand
         ahead_adds: list[tuple[float, float, int]] = []
@@ -296,20 +306,9 @@ class CountedPlanning:
                     start, until, _ = mine
                     if not overcommitted or profile.min_over(start, until) >= 0:
                         if start > now:
-                            kept = not profile.free_before(start, nodes)
-                            if (
-                                not kept
-                                and planner.window_end(start, duration) == until
-                            ):
-                                # Its windows are what they were when it
-                                # was placed (the instance's expiration
-                                # did not move).
-                                kept = light.unchanged_before(jobid, until)
-                                if not kept:
-                                    earlier = self._earlier(
-                                        profile, start, nodes, duration
-                                    )
-                                    kept = earlier is None
+                            kept, earlier = self._keeps(
+                                profile, light, jobid, mine, nodes, duration
+                            )
                             if kept:
                                 # Cannot start any earlier: kept as it is.
                                 waiting = True
@@ -378,17 +377,27 @@ class CountedPlanning:
                 del planner.promises[jobid]
         self._clear_others(keep)
 
-    def _earlier(self, profile, start: float, nodes: int, duration: float):
-        """The earliest start before *start* for a holder of *nodes* whose
-        reservation at *start* is held in *profile* without a conflict, as
-        if it were not held; None if it cannot start earlier.
+    def _keeps(self, profile, light, jobid: int, mine, nodes: int, duration: float):
+        """Can a holder start earlier than its reservation ``mine = (start,
+        until, nodes)`` (later than now, held in *profile* without a
+        conflict)?  Decided without giving the reservation up.
 
-        Its own reservation covers the part of every such window from
-        *start* on, so the windows are searched up to *start* only and the
-        reservation stays held while the search runs.
+        Returns ``(True, None)``: it cannot, it keeps it;
+        ``(False, when)``: it can, at *when* at the earliest;
+        ``(False, None)``: not known here, search afresh.
         """
+        start, until, _ = mine
+        if not profile.free_before(start, nodes):
+            return True, None
         window = self.planner.window(duration)
-        return profile.earliest(nodes, lambda t: min(window(t), start), before=start)
+        if window(start) != until:
+            return False, None  # the instance's expiration moved its windows
+        if light.unchanged_before(jobid, until):
+            return True, None
+        # Its own reservation covers the part of every earlier window from
+        # *start* on, so windows are searched up to *start* only.
+        earlier = profile.earliest(nodes, lambda t: min(window(t), start), before=start)
+        return earlier is None, earlier
 
     def _held_counts(self) -> dict[int, tuple[float, float, int]]:
         """The reservations pending jobs hold, as counts: promises, and

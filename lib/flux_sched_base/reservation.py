@@ -108,7 +108,7 @@ class ReservationScheduler(CountedPlanning, PlanningScheduler):
         planner.begin_pass(time.time())
         # What counted passes learnt of where the plan got lighter does not
         # survive a pass that plans ranks.
-        self.__dict__.pop("_lightening", None)
+        self.next_pass_serial()
         if planner.promises:
             self._place_promises()
             planner.begin_pass(planner.now)
