@@ -387,12 +387,13 @@ class CountedPlanning:
         ``(False, None)``: not known here, search afresh.
         """
         start, until, _ = mine
-        if not profile.free_before(start, nodes):
-            return True, None
         window = self.planner.window(duration)
         if window(start) != until:
-            return False, None  # the instance's expiration moved its windows
+            # The instance's expiration moved its windows.
+            return (not profile.free_before(start, nodes)), None
         if light.unchanged_before(jobid, until):
+            return True, None
+        if not profile.free_before(start, nodes):
             return True, None
         # Its own reservation covers the part of every earlier window from
         # *start* on, so windows are searched up to *start* only.
