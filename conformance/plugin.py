@@ -285,6 +285,13 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     from conformance.certificate import build_certificate, write_json, write_junit
     from conformance.report import write_report
 
+    if exitstatus == pytest.ExitCode.INTERRUPTED:
+        # No verdict from a partial run: no table, no certificate.
+        terminalreporter.write_line(
+            f"flux-schedkit conformance: interrupted after {len(_pending)} "
+            "probes; no verdict, no certificate"
+        )
+        return
     state.records = list(_pending)
     state.results = verdicts(
         state.records, policy=state.policy, selected=state.selected

@@ -20,6 +20,9 @@ the parent quotes as evidence.
   ``isolation`` names the generic clause that failed (``findings`` is then
   that one failure: the probe's other clauses get no verdict) or is null;
   ``recycle`` asks the parent to replace the worker.
+* A ``KeyboardInterrupt`` raised inside the probe (by a scheduler
+  callback) is answered ``{"type": "interrupted", "id"}``: the parent
+  raises ``KeyboardInterrupt`` and the run ends as interrupted.
 * When the watchdog trips, the answer has ``"type": "fatal"`` and the
   worker ends itself with ``os._exit(70)`` (:data:`EXIT_WATCHDOG`).
 * End of file on the request pipe, or ``{"op": "exit"}``, ends the worker.
@@ -383,6 +386,10 @@ def run_probe(request: dict, baseline: set) -> dict:
             limits=request.get("limits") or {},
             **options,
         )
+    except KeyboardInterrupt:
+        # Raised in a scheduler callback (SIGINT itself is ignored here):
+        # an interrupt of the whole run, which the parent re-raises.
+        return dict(type="interrupted", id=request.get("id"))
     except BaseException as exc:  # noqa: BLE001 - SystemExit at import, say
         traceback.clear_frames(exc.__traceback__)
         clause = "robust.memory" if isinstance(exc, MemoryError) else "robust.no-crash"

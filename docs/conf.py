@@ -31,13 +31,22 @@ author = "the flux-schedkit developers"
 copyright = "the flux-schedkit developers"
 release = "0.1.0"
 
+# The project's own extensions live in docs/_ext (see docs/README.md).
+sys.path.insert(0, str(Path(__file__).resolve().parent / "_ext"))
+
 extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.napoleon",
     "sphinx.ext.viewcode",
+    # The command-line reference, generated from flux_schedkit.cli's parser.
+    "cli_reference",
+    # RFC 27 sequence diagrams drawn as SVG from a text description.
+    "sequence_diagram",
+    # The Gantt pictures of policies.rst, replayed from docs/workloads/.
+    "policy_pictures",
 ]
 
-exclude_patterns = ["_build", "_generated", "README.md"]
+exclude_patterns = ["_build", "_generated", "README.md", "workloads"]
 
 autodoc_default_options = {
     "members": True,
@@ -47,12 +56,14 @@ autodoc_member_order = "bysource"
 napoleon_google_docstring = True
 napoleon_numpy_docstring = False
 
-html_theme = "alabaster"
+html_theme = "furo"
+html_title = "flux-schedkit"
 
 # The clause catalogue is generated from the kit's registry at every build,
 # so docs/clauses.rst can never drift from conformance/clauses.yaml.
 _generated = Path(__file__).resolve().parent / "_generated"
 _generated.mkdir(exist_ok=True)
-from conformance.catalogue import catalogue_rst  # noqa: E402
+from conformance.catalogue import catalogue_rst, gallery_index  # noqa: E402
 
-(_generated / "clauses-table.rst").write_text(catalogue_rst(), encoding="utf-8")
+_gallery = gallery_index(ROOT / "tests" / "conformance" / "gallery")
+(_generated / "clauses-table.rst").write_text(catalogue_rst(_gallery), encoding="utf-8")

@@ -21,6 +21,8 @@ import argparse
 import importlib
 from collections.abc import Sequence
 
+from flux_schedkit.console import guarded
+
 #: Subcommand name -> module implementing it.  Add new subcommands here.
 COMMANDS: dict[str, str] = {
     "version": "flux_schedkit.commands.version",
@@ -65,14 +67,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     Returns the exit status.  Usage errors, an unknown subcommand among
     them, are reported by argparse on stderr and give status 2; ``--help``
-    gives 0.
+    gives 0.  For every subcommand, Ctrl-C gives 130 and a closed output
+    pipe (``| head``) 1, each with a one-line message on stderr
+    (:func:`flux_schedkit.console.guarded`).
     """
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:
         return _exit_status(exc)
-    return int(args.run(args))
+    return int(guarded(args.command, lambda: args.run(args)))
 
 
 def _exit_status(exc: SystemExit) -> int:

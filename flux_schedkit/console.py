@@ -40,7 +40,9 @@ def guarded(command: str, body: Callable[[], int]) -> int:
     :data:`EXIT_INTERRUPTED` (130) and a closed output pipe
     :data:`EXIT_FAILED` (1), each with a one-line message."""
     try:
-        return body()
+        status = body()
+        sys.stdout.flush()  # a closed pipe shows here, not at exit
+        return status
     except KeyboardInterrupt:
         say(command, "interrupted")
         return EXIT_INTERRUPTED

@@ -17,6 +17,10 @@ writes:
   file.  Folders are appended, so the broker's own ``flux`` package always
   comes first.
 
+A site's own scheduler module (``--module NAME=PATH``: a file written on
+``flux.scheduler`` or on ``flux_sched_base``) is installed the same way,
+as ``DIR/modules/NAME.py`` and a ``NAME`` entry beside the reference ones.
+
 Every file written carries :data:`MARKER`; a file without it is never
 overwritten or removed unless the caller forces it.
 """
@@ -25,6 +29,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import sys
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
@@ -104,9 +109,13 @@ def import_roots(packages: Iterable[str] = RUNTIME_PACKAGES) -> list[str]:
     return roots
 
 
-def loader_text(policy: str, module_file: Path, roots: Sequence[str]) -> str:
-    """The module file the broker loads for *policy* (see the module doc)."""
-    name = module_name(policy)
+#: A name modprobe and the broker accept for a module of the site's own.
+MODULE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
+
+
+def loader_text(name: str, module_file: Path, roots: Sequence[str]) -> str:
+    """The module file the broker loads as *name*, running *module_file*
+    (see the module doc)."""
     minimum = ".".join(map(str, MIN_PYTHON))
     return f'''"""{MARKER} (flux-schedkit {_version()}).
 
@@ -115,12 +124,14 @@ not see the flux-schedkit installation of
     {sys.executable}
 so this file appends the folders where that installation finds
 flux_sched_base and its dependencies to sys.path (after the broker's own),
-then runs the reference module file.  Run `flux-schedkit site-config` again
+then runs the scheduler's module file.  Run `flux-schedkit site-config` again
 after moving or upgrading flux-schedkit.
 """
 
 import importlib.util
 import sys
+
+import flux.brokermod
 
 ROOTS = {json.dumps(list(roots), indent=4)}
 MODULE_FILE = {json.dumps(str(module_file))}
@@ -135,7 +146,8 @@ for root in ROOTS:
 spec = importlib.util.spec_from_file_location("{name.replace("-", "_")}", MODULE_FILE)
 module = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(module)
-mod_main = module.mod_main
+# Its mod_main, or the one flux-python makes for a single module class.
+mod_main = flux.brokermod.resolve_entry_point(module)
 '''
 
 
@@ -176,35 +188,43 @@ def site_files(
     policies: Sequence[str],
     priorities: Mapping[str, int] | None = None,
     args: Mapping[str, Sequence[str]] | None = None,
+    modules: Mapping[str, Path] | None = None,
 ) -> list[SiteFile]:
-    """The files that install *policies* into modprobe folder *folder*.
+    """The files that install *policies* (and the site's own *modules*, a
+    map of module name to module file) into modprobe folder *folder*.
 
-    *priorities* and *args* map a policy to its modprobe priority and its
-    module arguments; unlisted policies keep the template's priority and
-    get no arguments.  The TOML comes last, so that a reader of the folder
-    never sees an entry whose module file is missing.
+    *priorities* and *args* map a policy or module name to its modprobe
+    priority and its module arguments; unlisted ones keep the template's
+    priority and get no arguments.  A module of the site's own gets the
+    entry of the reference schedulers (both services, after the
+    job-manager and resource).  The TOML comes last, so that a reader of
+    the folder never sees an entry whose module file is missing.
     """
     folder = folder.resolve()
     priorities = priorities or {}
     args = args or {}
     template = {entry["name"]: entry for entry in template_entries()}
     roots = import_roots()
-    files: list[SiteFile] = []
-    entries: list[dict] = []
+    installs = []  # (key of priorities/args, module name, module file, template)
     for policy in policies:
         name = module_name(policy)
         if name not in template:
             raise SiteConfigError(f"the shipped entries lack {name}")
+        installs.append((policy, name, reference_path(policy), template[name]))
+    own_template = next(iter(template.values()))
+    for name, path in (modules or {}).items():
+        installs.append((name, name, Path(path).resolve(), own_template))
+    files: list[SiteFile] = []
+    entries: list[dict] = []
+    for key, name, module_file, shipped in installs:
         loader = folder / "modules" / f"{name}.py"
-        files.append(
-            SiteFile(loader, loader_text(policy, reference_path(policy), roots))
-        )
+        files.append(SiteFile(loader, loader_text(name, module_file, roots)))
         entry = {"name": name, "module": str(loader)}
-        entry.update((k, v) for k, v in template[name].items() if k != "name")
-        if policy in priorities:
-            entry["priority"] = int(priorities[policy])
-        if args.get(policy):
-            entry["args"] = list(args[policy])
+        entry.update((k, v) for k, v in shipped.items() if k != "name")
+        if key in priorities:
+            entry["priority"] = int(priorities[key])
+        if args.get(key):
+            entry["args"] = list(args[key])
         entries.append(entry)
     files.append(
         SiteFile(folder / "modprobe.d" / TOML_NAME, toml_text(entries, folder))
@@ -246,10 +266,8 @@ def remove(folder: Path) -> list[Path]:
     The TOML goes first, so that modprobe never names a missing module.
     """
     folder = folder.resolve()
-    candidates = [folder / "modprobe.d" / TOML_NAME] + [
-        folder / "modules" / f"{module_name(policy)}.py"
-        for policy in REFERENCE_SCHEDULERS
-    ]
+    candidates = [folder / "modprobe.d" / TOML_NAME]
+    candidates += sorted((folder / "modules").glob("*.py"))
     removed = []
     for path in candidates:
         if written_by_us(path):
@@ -258,8 +276,9 @@ def remove(folder: Path) -> list[Path]:
     return removed
 
 
-def check_args(policy: str, args: Sequence[str]) -> str | None:
-    """Why *policy* would refuse to load with *args*, or None if it loads.
+def check_args(policy: str | Path, args: Sequence[str]) -> str | None:
+    """Why *policy* (a reference scheduler's name, or a module file) would
+    refuse to load with *args*, or None if it loads.
 
     The module is loaded with *args* on the mock broker, so its own
     argument checks decide, exactly as they will in the broker.
@@ -273,7 +292,8 @@ def check_args(policy: str, args: Sequence[str]) -> str | None:
 
     broker = MockBroker()
     try:
-        broker.load(str(reference_path(policy)), list(args))
+        path = policy if isinstance(policy, Path) else reference_path(policy)
+        broker.load(str(path), list(args))
     except ModuleLoadError as exc:
         return str(exc)
     finally:

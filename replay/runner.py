@@ -135,10 +135,10 @@ def _graceful_interrupt() -> Iterator[Callable[[], bool]]:
     """Catch Ctrl-C between broker steps rather than inside scheduler code.
 
     Module callbacks run on this thread: a KeyboardInterrupt raised in one
-    would be taken for the module's own error (the module exits, the
-    replay goes on without it).  So a first Ctrl-C only sets a flag the
-    run loop checks; a second one interrupts at once (a callback that
-    never returns).  Left alone where Ctrl-C is not Python's default
+    ends the run in the middle of a callback (the reactor passes it up,
+    never taking it for the module's own error).  So a first Ctrl-C only
+    sets a flag the run loop checks, and the run stops between two steps;
+    a second one interrupts at once (a callback that never returns).  Left alone where Ctrl-C is not Python's default
     (ignored in a worker process, handled by the caller) or off the main
     thread.  Yields a function telling whether Ctrl-C was pressed.
     """
@@ -222,10 +222,10 @@ def _problems(
     running = [r for r in records if r.result == "running"]
     out = []
     if broker.scheduler is None:
-        last = (broker.last_exit_traceback or "").strip().splitlines()
+        detail = broker.last_exit_detail
         out.append(
             "the scheduler module exited during the replay"
-            + (f": {last[-1]}" if last else "")
+            + (f": {detail}" if detail else "")
         )
     if pending:
         first = pending[0]

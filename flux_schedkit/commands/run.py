@@ -3,14 +3,16 @@
 Each SCENARIO is a YAML file (see docs/scenarios.rst), or the name of a
 scenario in the library that 'flux-schedkit scenarios' lists.  The
 scheduler is the scenario's own scheduler.path unless --scheduler names
-one.  For each scenario the readable transcript is printed (unless
+one (fifo, easy or conservative for a reference scheduler, a PATH.py or a
+pkg.module, either with :Class).  For each scenario the readable transcript is printed (unless
 --quiet), then every unmet expectation and every unexpected referee
 violation with the transcript around it, then a one-line verdict.
 
 Exit status: 0 if every scenario met its expectations with no violation
-it did not expect; 1 if any did not; 2 for a usage error, a scenario file
-error (the message names the file, the step and the key), or a scheduler
-that could not be loaded.
+it did not expect; 1 if any did not, or the output was closed early (a
+broken pipe); 2 for a usage error, a scenario file error (the message
+names the file, the step and the key), or a scheduler that could not be
+loaded; 130 if interrupted (Ctrl-C), even inside a scheduler callback.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ import shlex
 import sys
 from pathlib import Path
 
+from flux_schedkit.console import guarded
+
 EXIT_OK, EXIT_FAILED, EXIT_ERROR = 0, 1, 2
 
 
@@ -28,9 +32,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``flux-schedkit run``."""
     parser.add_argument(
         "--scheduler",
-        metavar="PATH[:Class]",
-        help="the scheduler module: a .py file or a dotted module, optionally "
-        "with :Class (overrides the scenario's scheduler.path)",
+        metavar="NAME|PATH[:Class]",
+        help="the scheduler module: fifo, easy or conservative (a reference "
+        "scheduler), a .py file or a dotted module, optionally with :Class "
+        "(overrides the scenario's scheduler.path)",
     )
     parser.add_argument(
         "--args",
@@ -56,7 +61,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Validate every scenario, run each, report; return the exit status."""
+    return guarded("run", lambda: _run(args))
+
+
+def _run(args: argparse.Namespace) -> int:
     from conformance.scenarios.runner import ScenarioError, load_scenario
+    from flux_schedkit.reference import REFERENCE_SCHEDULERS, reference_path
+
+    if args.scheduler in REFERENCE_SCHEDULERS:  # as conform and replay take it
+        try:
+            args.scheduler = str(reference_path(args.scheduler))
+        except FileNotFoundError as exc:
+            print(f"flux-schedkit run: {exc}", file=sys.stderr)
+            return EXIT_ERROR
 
     try:
         module_args = shlex.split(args.args)

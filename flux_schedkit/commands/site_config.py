@@ -18,9 +18,12 @@ Examples:
     flux-schedkit site-config DIR --priority easy=60   # the default scheduler
     flux-schedkit site-config DIR --print               # show, write nothing
     flux-schedkit site-config DIR --remove
+    flux-schedkit site-config DIR --module my-sched=./my_sched.py  # your own
 
-Module arguments are checked by loading each scheduler with them (on the
-mock broker) before anything is written.  Run the command again after
+--module NAME=PATH installs a scheduler module of your own (on flux.scheduler
+or flux_sched_base) the same way, as modprobe entry NAME, beside the
+reference ones.  Module arguments are checked by loading each scheduler
+with them (on the mock broker) before anything is written.  Run the command again after
 moving or upgrading flux-schedkit.
 
 Exit status: 0 done; 1 a file could not be written or removed (or was not
@@ -59,11 +62,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"install only this one (repeat; default all: {names})",
     )
     parser.add_argument(
+        "--module",
+        action="append",
+        default=[],
+        metavar="NAME=PATH",
+        help="also install your own scheduler module PATH as modprobe entry "
+        "NAME (repeat)",
+    )
+    parser.add_argument(
         "--args",
         action="append",
         default=[],
         metavar='NAME="ARG ..."',
-        help='module arguments of NAME, e.g. easy="queue-depth=64" (repeat)',
+        help="module arguments of NAME (a reference scheduler or a --module), "
+        'e.g. easy="queue-depth=64" (repeat)',
     )
     parser.add_argument(
         "--priority",
@@ -129,6 +141,31 @@ def _default_folder() -> Path:
     return Path(confdir) / "modprobe"
 
 
+def _own_modules(items: list[str]) -> dict[str, Path]:
+    """``--module NAME=PATH`` items: a module name of the site's own (not
+    a reference scheduler's) and an existing file."""
+    from flux_schedkit.reference import REFERENCE_SCHEDULERS
+    from flux_schedkit.site_files import MODULE_NAME, module_name
+
+    taken = set(REFERENCE_SCHEDULERS) | {module_name(p) for p in REFERENCE_SCHEDULERS}
+    modules: dict[str, Path] = {}
+    for item in items:
+        name, sep, path = item.partition("=")
+        if not sep or not path:
+            raise _Usage(f"--module {item!r}: expected NAME=PATH")
+        if not MODULE_NAME.fullmatch(name):
+            raise _Usage(
+                f"--module {item!r}: a module name is a letter, then letters, "
+                "digits, - and _"
+            )
+        if name in taken or name in modules:
+            raise _Usage(f"--module {item!r}: the name {name!r} is taken")
+        if not Path(path).is_file():
+            raise _Usage(f"--module {item!r}: {path}: no such file")
+        modules[name] = Path(path).resolve()
+    return modules
+
+
 def _parse(args: argparse.Namespace):
     from flux_schedkit.reference import REFERENCE_SCHEDULERS
     from flux_schedkit.site_files import check_args
@@ -140,13 +177,15 @@ def _parse(args: argparse.Namespace):
             raise _Usage(
                 f"unknown scheduler {name!r}: choose one of {', '.join(known)}"
             )
+    modules = _own_modules(args.module)
+    known += list(modules)
     module_args = {}
     for name, text in _per_scheduler(args.args, "args", known).items():
         try:
             module_args[name] = shlex.split(text)
         except ValueError as exc:
             raise _Usage(f"--args {name}: {exc}") from None
-        problem = check_args(name, module_args[name])
+        problem = check_args(modules.get(name, name), module_args[name])
         if problem is not None:
             raise _Usage(f"--args {name}: {problem}")
     priorities = {}
@@ -155,11 +194,11 @@ def _parse(args: argparse.Namespace):
             priorities[name] = int(text)
         except ValueError:
             raise _Usage(f"--priority {name}: {text!r} is not an integer") from None
-    stray = (set(module_args) | set(priorities)) - set(policies)
+    stray = (set(module_args) | set(priorities)) - set(policies) - set(modules)
     if stray:
         raise _Usage(f"--args/--priority name {sorted(stray)[0]!r}, not installed here")
     folder = Path(args.folder) if args.folder else _default_folder()
-    return folder, policies, priorities, module_args
+    return folder, policies, priorities, module_args, modules
 
 
 def run(args: argparse.Namespace) -> int:
@@ -174,8 +213,10 @@ def run(args: argparse.Namespace) -> int:
             for path in site_files.remove(folder):
                 print(f"removed {path}")
             return EXIT_OK
-        folder, policies, priorities, module_args = _parse(args)
-        files = site_files.site_files(folder, policies, priorities, module_args)
+        folder, policies, priorities, module_args, modules = _parse(args)
+        files = site_files.site_files(
+            folder, policies, priorities, module_args, modules
+        )
         if args.print_only:
             sys.stdout.write(files[-1].text)
             sys.stdout.flush()
@@ -188,10 +229,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return EXIT_FAILED
     except BrokenPipeError:
-        import os
-
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return EXIT_FAILED
+        raise  # reported by the command line, as for every subcommand
     except OSError as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return EXIT_FAILED
@@ -200,7 +238,7 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_INTERRUPTED
     for f in files:
         print(f"wrote {f.path}")
-    name = site_files.module_name(policies[0])
+    name = next(iter(modules), None) or site_files.module_name(policies[0])
     print(
         f'select one with [modules.alternatives] sched = "{name}" in the broker '
         f"config (or flux start --conf=modules.alternatives.sched={name})"

@@ -56,10 +56,105 @@ class _Frontier:
         self.ends[i:k] = [end]
 
 
+class _Lightening:
+    """Where the plan of an unlimited-depth pass got lighter, and when.
+
+    A holder placed at its earliest fit stays there as long as the plan
+    gets no lighter before its reservation ends: every earlier start was
+    ruled out by a window that has lost nothing since.  The plan gets
+    lighter between passes (a job ends early, a reservation is dropped,
+    resources come up: found by comparing the new profile with the one
+    the last pass left) and within a pass (a holder placed again leaves
+    part of its old slot).  For each job this keeps the earliest time made
+    lighter since its last turn, so a pass asks "can this holder start
+    earlier?" with one comparison instead of a search.  Knowledge is lost,
+    never guessed: a job without a record is searched for.
+    """
+
+    def __init__(self, serial: int, unit, profile, last: _Lightening | None):
+        #: The pass's number (:meth:`CountedPlanning.next_pass_serial`).
+        self.serial = serial
+        self.unit = unit
+        self.profile = profile
+        if last is not None and last.unit == unit:
+            #: The earliest time made lighter since the pass began (running).
+            self.since_begin = profile.first_lighter(last.profile)
+            self._before = last.after
+        else:
+            self.since_begin = -INF
+            self._before = {}
+        self._turns: list[int] = []
+        self._log: list[tuple[int, float]] = []  # (turn, earliest lighter time)
+        self._released: tuple[float, float] | None = None
+        self._placed: tuple[float, float] | None = None
+        #: For each job: the earliest time made lighter after its turn.
+        self.after: dict[int, float] = {}
+
+    def unchanged_before(self, jobid: int, end: float) -> bool:
+        """Has the plan got lighter nowhere before *end* since *jobid*'s
+        last turn?"""
+        return min(self.since_begin, self._before.get(jobid, -INF)) >= end
+
+    def turn(self, jobid: int) -> None:
+        """The pass reaches *jobid*."""
+        self._settle()
+        self._turns.append(jobid)
+
+    def released(self, start: float, end: float) -> None:
+        """The job of this turn gave up its reservation ``[start, end)``."""
+        self._released = (start, end)
+
+    def placed(self, start: float, end: float) -> None:
+        """The job of this turn took ``[start, end)`` (a start or a
+        reservation)."""
+        self._placed = (start, end)
+
+    def _settle(self) -> None:
+        released, placed = self._released, self._placed
+        self._released = self._placed = None
+        if released is None:
+            return
+        start, end = released
+        if placed is None or placed[0] > start:
+            lighter = start
+        elif placed[1] < end:
+            lighter = max(start, placed[1])
+        else:
+            return  # the new slot covers the old one
+        if lighter < self.since_begin:
+            self.since_begin = lighter
+        self._log.append((len(self._turns) - 1, lighter))
+
+    def close(self, pending) -> _Lightening:
+        """End the pass (complete or cut short); return what the next
+        pass needs."""
+        self._settle()
+        after, log = self.after, self._log
+        least, k = INF, len(log) - 1
+        for p in range(len(self._turns) - 1, -1, -1):
+            while k >= 0 and log[k][0] > p:
+                least = min(least, log[k][1])
+                k -= 1
+            after[self._turns[p]] = least
+        # Jobs a pass cut short did not reach: their last turn was before.
+        for jobid, lighter in self._before.items():
+            if jobid not in after and jobid in pending:
+                after[jobid] = min(lighter, self.since_begin)
+        self._before = {}
+        return self
+
+
 class CountedPlanning:
     """The node-count pass of :class:`~flux_sched_base.reservation.
     ReservationScheduler` (a mixin: it uses the scheduler's planner, queue,
     annotations and :attr:`reservation_depth`)."""
+
+    def next_pass_serial(self) -> int:
+        """Number a pass that plans reservations (counted or ranked), so a
+        pass can tell whether what it inherits comes from the one just
+        before it."""
+        self._pass_serial = getattr(self, "_pass_serial", 0) + 1
+        return self._pass_serial
 
     def plan_counted(self):
         """A pass over a queue planned with counts (whole nodes or cores).
@@ -149,25 +244,33 @@ class CountedPlanning:
         """:meth:`plan_counted` for unlimited depth: keep and compress.
 
         The profile holds every reservation from the start (built in one
-        sweep).  A holder whose reservation is still free of conflicts and
-        that cannot start earlier (too few nodes are free at every instant
-        before its start: a bisection in the profile's prefix maxima) keeps
-        it untouched, which is most of a long queue; only the others give
-        theirs up and take the earliest that fits.  The profile of the jobs
-        ahead (for new jobs, and holders placed again) is built only when
-        one needs it, and brought up to date in one sweep.  Promises of
-        jobs the pass has not reached stay recorded, so a pass cut short by
-        an event loses none.
+        sweep).  A holder whose reservation is still free of conflicts keeps
+        it untouched when it cannot start earlier, which a pass knows
+        without a search in two cases: too few nodes are free at every
+        instant before its start, or the plan has got lighter nowhere
+        before the reservation's end since the holder's last turn (its
+        earliest fit then is where it is: see :class:`_Lightening`).  The
+        others look for an earlier start with their reservation still held
+        (:meth:`_keeps`), and only those that find one give theirs up.  The
+        profile of the jobs ahead (for new jobs, and holders placed again)
+        is built only when one needs it, and brought up to date in one
+        sweep.  Promises of jobs the pass has not reached stay recorded, so
+        a pass cut short by an event loses none.
         """
         planner = self.planner
         planner.begin_pass(time.time())
         now = planner.now
         held = self._held_counts()
+        serial = self.next_pass_serial()
+        last = self.__dict__.pop("_lightening", None)
+        if last is not None and (last.serial != serial - 1 or planner.reservations):
+            last = None  # another pass (one that planned ranks) came between
         for jobid in list(planner.reservations):
             planner.drop(jobid, lighten=False)  # left by a pass that planned ranks
         planner.promises.clear()
         planner.promises.update(held)
         profile = self.count_profile().adjusted(held.values())
+        light = _Lightening(serial, self.count_unit(), profile, last)
         overcommitted = profile.lowest() < 0
         ahead = None  # without unreached holders' reservations, built on demand
         ahead_adds: list[tuple[float, float, int]] = []
@@ -181,6 +284,7 @@ class CountedPlanning:
             nonlocal overcommitted
             until = planner.window_end(start, duration)
             profile.hold(start, until, nodes)
+            light.placed(start, until)
             if ahead is not None:
                 ahead_adds.append((start, until, nodes))
             if around_ahead:
@@ -189,76 +293,112 @@ class CountedPlanning:
                 overcommitted |= profile.min_over(start, until) < 0
             return until
 
-        for job in self.pending_jobs():
-            jobid = job.jobid
-            nodes = self.units(jobid)
-            duration = job.resource_request.duration
-            mine = held.pop(jobid, None)
-            around_ahead = True
-            if mine is not None:
-                start, until, _ = mine
-                if not overcommitted or profile.min_over(start, until) >= 0:
-                    if start > now:
-                        most = profile.max_before(start)
-                        if most is None or most < nodes:
-                            # Cannot start any earlier: kept as it is.
-                            waiting = True
-                            keep.add(jobid)
-                            holders.add(jobid)
-                            if ahead is not None:
-                                ahead_adds.append(mine)
-                            self._estimate(job, start)
-                            if self.cheap_yield():
-                                yield
-                            continue
+        try:
+            for job in self.pending_jobs():
+                jobid = job.jobid
+                light.turn(jobid)
+                nodes = self.units(jobid)
+                duration = job.resource_request.duration
+                mine = held.pop(jobid, None)
+                around_ahead = True
+                earlier = None
+                if mine is not None:
+                    start, until, _ = mine
+                    if not overcommitted or profile.min_over(start, until) >= 0:
+                        if start > now:
+                            kept, earlier = self._keeps(
+                                profile, light, jobid, mine, nodes, duration
+                            )
+                            if kept:
+                                # Cannot start any earlier: kept as it is.
+                                waiting = True
+                                keep.add(jobid)
+                                holders.add(jobid)
+                                if ahead is not None:
+                                    ahead_adds.append(mine)
+                                self._estimate(job, start)
+                                if self.cheap_yield():
+                                    yield
+                                continue
+                        around_ahead = False
+                    # Moves earlier; or a job that rose ahead, a longer
+                    # expiration or nodes going down took it: placed again
+                    # like a new job.
+                    profile.hold(start, until, -nodes)
+                    light.released(start, until)
+                if around_ahead and not held:
+                    # Every holder is reached: the jobs ahead are all of them.
+                    ahead, ahead_adds = None, []
                     around_ahead = False
-                # A job that rose ahead, a longer expiration or nodes
-                # going down took it: placed again like a new job.
-                profile.hold(start, until, -nodes)
-            if around_ahead and not held:
-                # Every holder is reached: the jobs ahead are all of them.
-                ahead, ahead_adds = None, []
-                around_ahead = False
-                where = profile
-            elif around_ahead:
-                if ahead is None:
-                    ahead = profile.adjusted((s, e, -n) for s, e, n in held.values())
-                elif len(ahead_adds) > 8:
-                    ahead = ahead.adjusted(ahead_adds)
+                    where = profile
+                elif around_ahead:
+                    if ahead is None:
+                        ahead = profile.adjusted(
+                            (s, e, -n) for s, e, n in held.values()
+                        )
+                    elif len(ahead_adds) > 8:
+                        ahead = ahead.adjusted(ahead_adds)
+                    else:
+                        for s, e, n in ahead_adds:
+                            ahead.hold(s, e, n)
+                    ahead_adds = []
+                    where = ahead
                 else:
-                    for s, e, n in ahead_adds:
-                        ahead.hold(s, e, n)
-                ahead_adds = []
-                where = ahead
-            else:
-                where = profile
-            start = None
-            if nodes <= where.capacity:
-                start = where.earliest(nodes, planner.window(duration))
-            if start == now and where.free_now >= nodes:
-                started = self._start_counted(job, waiting)
-                if started is not None:
-                    if started:
-                        hold(now, duration, nodes, around_ahead)
-                    yield
-                    continue
-            waiting = True
-            keep.add(jobid)
-            if start is None:
-                planner.promises.pop(jobid, None)
-                self.annotations.update(
-                    job, t_estimate=None, reason_pending=REASON_NO_ESTIMATE
-                )
-            else:
-                holders.add(jobid)
-                until = hold(start, duration, nodes, around_ahead)
-                planner.promise(jobid, start, until, nodes)
-                self._estimate(job, start)
-            yield
+                    where = profile
+                start = earlier
+                if earlier is None and nodes <= where.capacity:
+                    start = where.earliest(nodes, planner.window(duration))
+                if start == now and where.free_now >= nodes:
+                    started = self._start_counted(job, waiting)
+                    if started is not None:
+                        if started:
+                            hold(now, duration, nodes, around_ahead)
+                        yield
+                        continue
+                waiting = True
+                keep.add(jobid)
+                if start is None:
+                    planner.promises.pop(jobid, None)
+                    self.annotations.update(
+                        job, t_estimate=None, reason_pending=REASON_NO_ESTIMATE
+                    )
+                else:
+                    holders.add(jobid)
+                    until = hold(start, duration, nodes, around_ahead)
+                    planner.promise(jobid, start, until, nodes)
+                    self._estimate(job, start)
+                yield
+        finally:
+            # Also when an event cuts the pass short: the next pass starts
+            # from what this one saw and did.
+            self._lightening = light.close(self._pending)
         for jobid in list(planner.promises):
             if jobid not in holders:
                 del planner.promises[jobid]
         self._clear_others(keep)
+
+    def _keeps(self, profile, light, jobid: int, mine, nodes: int, duration: float):
+        """Can a holder start earlier than its reservation ``mine = (start,
+        until, nodes)`` (later than now, held in *profile* without a
+        conflict)?  Decided without giving the reservation up.
+
+        Returns ``(True, None)``: it cannot, it keeps it;
+        ``(False, when)``: it can, at *when* at the earliest;
+        ``(False, None)``: not known here, search afresh.
+        """
+        start, until, _ = mine
+        window = self.planner.window(duration)
+        if window(start) != until:
+            # The instance's expiration moved its windows.
+            return (not profile.free_before(start, nodes)), None
+        if light.unchanged_before(jobid, until):
+            return True, None
+        if not profile.free_before(start, nodes):
+            return True, None
+        # Its own reservation covers the part of every earlier window from
+        # *start* on, so windows are searched up to *start* only.
+        earlier = profile.earliest(nodes, lambda t: min(window(t), start), before=start)
+        return earlier is None, earlier
 
     def _held_counts(self) -> dict[int, tuple[float, float, int]]:
         """The reservations pending jobs hold, as counts: promises, and

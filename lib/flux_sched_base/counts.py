@@ -32,6 +32,7 @@ and a number of units, never of particular ranks.
 from __future__ import annotations
 
 import bisect
+import itertools
 import math
 from collections.abc import Callable, Iterable
 
@@ -156,7 +157,6 @@ class NodeProfile:
             self.f.append(free)
         #: Nodes free now that no start of this pass has taken.
         self.free_now = free_now
-        self._pm: list[int] = []  # prefix maxima of f, valid for _pm[:len]
         #: Up units (the most any request can ever get).
         self.capacity = free_now + held
 
@@ -211,7 +211,6 @@ class NodeProfile:
             return i
         self.t.insert(i + 1, when)
         self.f.insert(i + 1, self.f[i])
-        del self._pm[i + 1 :]
         return i + 1
 
     def copy(self) -> NodeProfile:
@@ -219,7 +218,6 @@ class NodeProfile:
         new = object.__new__(NodeProfile)
         new.now, new.free_now, new.capacity = self.now, self.free_now, self.capacity
         new.t, new.f = list(self.t), list(self.f)
-        new._pm = list(self._pm)
         return new
 
     def hold(self, start: float, end: float, nodes: int) -> None:
@@ -234,7 +232,6 @@ class NodeProfile:
         k = self._split(end) if end != INF else len(self.t)
         f = self.f
         f[i:k] = [x - nodes for x in f[i:k]]
-        del self._pm[i:]
 
     def adjusted(self, holds: Iterable[tuple[float, float, int]]) -> NodeProfile:
         """A new profile: this one with every ``(start, end, nodes)`` of
@@ -257,7 +254,6 @@ class NodeProfile:
                 delta[end] = delta.get(end, 0) + nodes
         new = object.__new__(NodeProfile)
         new.now, new.free_now, new.capacity = now, free_now, self.capacity
-        new._pm = []
         if not delta:
             new.t, new.f = list(self.t), list(self.f)
             return new
@@ -276,24 +272,38 @@ class NodeProfile:
         new.t, new.f = t, f
         return new
 
-    def max_before(self, when: float) -> int | None:
-        """Most nodes free at any instant in ``[now, when)``; None if empty.
+    def free_before(self, when: float, nodes: int) -> bool:
+        """Are *nodes* nodes free at some instant in ``[now, when)``?
 
-        Prefix maxima are kept between changes, so after the first call
-        this costs a bisection while the profile does not change before
-        *when*.
+        Read from now on and stops at the first such instant, which for a
+        small request is usually near now.
         """
-        j = bisect.bisect_left(self.t, when) - 1
+        j = bisect.bisect_left(self.t, when)
+        return any(map(nodes.__le__, itertools.islice(self.f, j)))
+
+    def first_lighter(self, before: NodeProfile) -> float:
+        """The earliest time from now at which more nodes are free here
+        than in *before* (an earlier profile of the same nodes, from an
+        earlier or the same now); ``math.inf`` if there is none."""
+        t, f = self.t, self.f
+        bt, bf = before.t, before.f
+        j = bisect.bisect_right(bt, t[0]) - 1
         if j < 0:
-            return None
-        pm, f = self._pm, self.f
-        if len(pm) <= j:
-            best = pm[-1] if pm else f[0]
-            for x in f[len(pm) : j + 1]:
-                if x > best:
-                    best = x
-                pm.append(best)
-        return pm[j]
+            return t[0]  # *before* says nothing about now
+        i, n, m = 0, len(t), len(bt)
+        when = t[0]
+        while True:
+            if f[i] > bf[j]:
+                return when
+            mine = t[i + 1] if i + 1 < n else INF
+            theirs = bt[j + 1] if j + 1 < m else INF
+            when = mine if mine < theirs else theirs
+            if when == INF:
+                return INF
+            if mine == when:
+                i += 1
+            if theirs == when:
+                j += 1
 
     def min_over(self, start: float, end: float) -> int:
         """Fewest nodes free at any instant in ``[start, end)`` (from now)."""
@@ -334,13 +344,15 @@ class NodeProfile:
         window_end: Callable[[float], float],
         floor: float | None = None,
         include_floor: bool = True,
+        before: float = INF,
     ) -> float | None:
         """The earliest time at or after *floor* (default now) from which
         *nodes* whole nodes stay free until ``window_end(time)``.
 
         Candidates are *floor* (if *include_floor*) and every later
-        breakpoint; *window_end* must not decrease with its argument.  None
-        if no time works (nodes down or held by jobs that never end).
+        breakpoint before *before*; *window_end* must not decrease with its
+        argument.  None if no time works (nodes down or held by jobs that
+        never end).
         """
         t, f = self.t, self.f
         floor = self.now if floor is None else max(floor, self.now)
@@ -352,16 +364,22 @@ class NodeProfile:
             if i >= n:
                 return None
             when = t[i]
-        while i < n:
+        # A candidate's window is checked from its far end backwards: the
+        # last too-full step k in it lies in the window of every candidate
+        # up to k as well (windows never end earlier for a later start), so
+        # the next candidate comes after k.  Steps of the window after k
+        # were seen to be free enough and are not read again (``good``).
+        good = i
+        while i < n and when < before:
             if f[i] >= nodes:
-                end = window_end(when)
-                k = i + 1
-                while k < n and t[k] < end and f[k] >= nodes:
-                    k += 1
-                if k >= n or t[k] >= end:
+                k = bisect.bisect_left(t, window_end(when), i) - 1
+                last = k
+                lo = good if good > i else i
+                while k >= lo and f[k] >= nodes:
+                    k -= 1
+                if k < lo:
                     return when
-                # Step k is too full and lies in the window of every
-                # candidate up to it.
+                good = last + 1
                 i = k
             i += 1
             if i < n:

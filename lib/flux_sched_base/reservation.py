@@ -106,6 +106,9 @@ class ReservationScheduler(CountedPlanning, PlanningScheduler):
         """A pass that plans with the pool's allocator (see the module doc)."""
         planner = self.planner
         planner.begin_pass(time.time())
+        # What counted passes learnt of where the plan got lighter does not
+        # survive a pass that plans ranks.
+        self.next_pass_serial()
         if planner.promises:
             self._place_promises()
             planner.begin_pass(planner.now)

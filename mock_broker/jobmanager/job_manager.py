@@ -47,6 +47,7 @@ from mock_broker.jobmanager.jobs import (
     priority_from_urgency,
     ranks_of,
 )
+from mock_broker.runtime.transcript import errnum_text
 
 
 def _alloc_payload(job: Job) -> str:
@@ -412,7 +413,8 @@ class JobManager:
         if msg.errnum:
             observer.incident(
                 "error-response",
-                f"alloc response with error {msg.errnum} ({msg.errstr})",
+                "alloc response with error "
+                + errnum_text(msg.errnum, errstr=msg.errstr or ""),
             )
             self._teardown("alloc response error")
             return

@@ -114,6 +114,8 @@ class MockBroker:
         self._instant = (self.clock.now, 0)
         #: The traceback of the last module that exited with an error.
         self.last_exit_traceback = ""
+        #: Why it exited, with the module's file and line where it raised.
+        self.last_exit_detail = ""
         self._last_scheduler: tuple[str, str, list[str]] | None = None
         self._events: list[tuple[float, int, Callable[[], None]]] = []
         self._seq = itertools.count()
@@ -232,9 +234,10 @@ class MockBroker:
     def _module_exited(self, link: ModuleLink) -> None:
         if self.modules.get(link.name) is link:
             del self.modules[link.name]
-        detail = "ok" if link.exit_error is None else _describe(link.exit_error)
+        detail = link.exit_detail()
         if link.exit_error is not None:
-            self.last_exit_traceback = link.exit_traceback
+            self.last_exit_traceback = link.exit_trace()
+            self.last_exit_detail = detail
         self.transcript.note("event", link.name, f"module exited: {detail}")
         was_scheduler = self.services.get("sched") is link
         if was_scheduler and link.exit_error is not None:

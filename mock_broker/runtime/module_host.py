@@ -18,6 +18,7 @@ import importlib
 import importlib.util
 import os
 import sys
+import syslog
 import threading
 import traceback
 from collections.abc import Callable
@@ -38,6 +39,8 @@ class ModuleSpec:
     name: str
     entry: Callable[..., Any]
     source: str
+    #: The module's own file: where its exceptions are located.
+    file: str | None = None
 
 
 def _load_python_module(target: str):
@@ -102,7 +105,33 @@ def resolve(spec: str, name: str | None = None) -> ModuleSpec:
             entry = resolve_entry_point(module)
         except ValueError as exc:
             raise ModuleLoadError(f"{default_name}: {exc}") from exc
-    return ModuleSpec(name or default_name, entry, spec)
+    return ModuleSpec(
+        name or default_name, entry, spec, getattr(module, "__file__", None)
+    )
+
+
+def where_raised(exc: BaseException, file: str | None) -> str:
+    """``FILE:LINE in FUNCTION``, where *exc* was raised.
+
+    The frame is the innermost one in the module's own *file* (the line the
+    author wrote, even when the error surfaced in flux-python or a library
+    below it); without one, the innermost frame of all; ``""`` if *exc*
+    has no traceback.
+    """
+    frames = list(traceback.walk_tb(exc.__traceback__))
+    own = os.path.realpath(file) if file else None
+    mine = [(f, n) for f, n in frames if os.path.realpath(f.f_code.co_filename) == own]
+    if not (mine or frames):
+        return ""
+    frame, line = (mine or frames)[-1]
+    return f"{frame.f_code.co_filename}:{line} in {frame.f_code.co_name}"
+
+
+def describe_raised(exc: BaseException, file: str | None) -> str:
+    """``Type: message at FILE:LINE in FUNCTION`` (see :func:`where_raised`)."""
+    what = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    where = where_raised(exc, file)
+    return f"{what} at {where}" if where else what
 
 
 class ModuleLink:
@@ -123,6 +152,13 @@ class ModuleLink:
         self.running = False
         self.exit_error: BaseException | None = None
         self.exit_traceback = ""
+        #: An exception the module caught and logged at error level or
+        #: worse (flux-python's message handlers log what a callback raised,
+        #: then stop the reactor with a bare error): where, and its traceback.
+        self.logged_error = ""
+        self.logged_traceback = ""
+        #: True when the exception that ends mod_main escaped a callback.
+        self.callback_escaped = False
         self.services: set[str] = set()
         self.subscriptions: set[str] = set()
         self.debug_bits = 0
@@ -155,6 +191,7 @@ class ModuleLink:
         if threading.current_thread().name != f"module:{self.name}":
             raise OSError(errno.EDEADLK, "reactor_run() called from a callback")
         self.reactor.restart()
+        self.logged_error = self.logged_traceback = ""
         self.state = "reactor"
         self._to_broker.release()
         self._to_module.acquire()
@@ -162,6 +199,7 @@ class ModuleLink:
         if self.reactor.exception is not None:
             exc = self.reactor.exception
             self.reactor.exception = None
+            self.callback_escaped = True
             raise exc
         return -1 if self.reactor.stop_reason == "error" else 0
 
@@ -184,7 +222,34 @@ class ModuleLink:
         return hit
 
     def log(self, level: int, text: str) -> None:
+        if level <= syslog.LOG_ERR:
+            exc = sys.exc_info()[1]
+            if isinstance(exc, Exception):
+                self.logged_error = describe_raised(exc, self.spec.file)
+                self.logged_traceback = "".join(traceback.format_exception(exc))
         self.broker.module_log(self, level, text)
+
+    def exit_detail(self) -> str:
+        """Why the module exited, and where the scheduler raised.
+
+        Either an exception ended mod_main (raised by mod_main itself or
+        escaped from a callback): its type, text and the scheduler's file
+        and line; or a callback raised, and flux-python's message handler
+        caught it, logged it and stopped the reactor with a bare error:
+        that error, then the logged exception with its file and line.
+        """
+        exc = self.exit_error
+        if exc is None:
+            return "ok"
+        if self.logged_error and not self.callback_escaped:
+            return f"{exc or type(exc).__name__} after {self.logged_error}"
+        return describe_raised(exc, self.spec.file)
+
+    def exit_trace(self) -> str:
+        """The traceback that shows where the scheduler went wrong."""
+        if self.logged_error and not self.callback_escaped:
+            return self.logged_traceback
+        return self.exit_traceback
 
     def send(self, msg) -> None:
         self.broker.route_from_module(self, msg)

@@ -155,6 +155,10 @@ class Reactor:
         self.dispatched += 1
         try:
             fn()
+        except KeyboardInterrupt:
+            # Ctrl-C is the user's, not the module's: it ends the run (the
+            # command reports an interrupt), never the module as a crash.
+            raise
         except BaseException as exc:  # noqa: BLE001 - reported to reactor_run
             self.exception = exc
             self.stop_reason = "error"

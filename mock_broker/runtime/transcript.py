@@ -8,7 +8,9 @@ across runs of the same scenario.
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 from dataclasses import dataclass
 
 from mock_broker.flux_substitute import constants
@@ -18,6 +20,21 @@ _ARROWS = {
     constants.FLUX_MSGTYPE_RESPONSE: "response",
     constants.FLUX_MSGTYPE_EVENT: "event",
 }
+
+
+#: What an error number means as the answer to one RFC 27 request, where
+#: the protocol gives it a meaning of its own (not an error at all, here).
+PROTOCOL_MEANINGS: dict[tuple[str, int], str] = {
+    ("job-manager.sched-hello (response)", errno.ENODATA): "end of hello",
+}
+
+
+def errnum_text(errnum: int, topic: str = "", errstr: str = "") -> str:
+    """``61 (ENODATA: end of hello)``: the number, its symbolic name, and
+    what it means for *topic* (else *errstr*, else the C library's text)."""
+    name = errno.errorcode.get(errnum, "unknown errno")
+    meaning = PROTOCOL_MEANINGS.get((topic, errnum)) or errstr or os.strerror(errnum)
+    return f"{errnum} ({name}: {meaning})"
 
 
 @dataclass(frozen=True)
@@ -32,6 +49,7 @@ class Entry:
     topic: str
     text: str  # payload JSON, log text or description
     errnum: int = 0
+    errstr: str = ""  # the error response's own text, if it carried one
 
     def to_dict(self) -> dict:
         d = {
@@ -48,12 +66,18 @@ class Entry:
             d["text"] = self.text
         if self.errnum:
             d["errnum"] = self.errnum
+            d["errname"] = errno.errorcode.get(self.errnum, "")
+        if self.errstr:
+            d["errstr"] = self.errstr
         return d
 
     def line(self) -> str:
         stamp = f"{self.time:12.3f}"
         if self.kind == "msg":
-            err = f" errnum={self.errnum}" if self.errnum else ""
+            err = ""
+            if self.errnum:
+                text = errnum_text(self.errnum, self.topic, self.errstr)
+                err = f" errnum={text}"
             body = self.text if self.text else ""
             if len(body) > 300:
                 body = body[:297] + "..."
@@ -97,9 +121,7 @@ class Transcript:
 
     def entry(self, seq: int) -> Entry:
         t, kind, source, dest, topic, text, errstr, errnum = self._rows[seq]
-        if kind == "msg" and errnum and errstr:
-            topic = f"{topic} [{errstr}]"
-        return Entry(seq, t, kind, source, dest, topic, text, errnum)
+        return Entry(seq, t, kind, source, dest, topic, text, errnum, errstr)
 
     def entries(self, start: int = 0, stop: int | None = None) -> list[Entry]:
         stop = len(self._rows) if stop is None else min(stop, len(self._rows))

@@ -2,17 +2,18 @@
 it, in the kit's isolated runner, and the correct modules fail nothing.
 
 Each gallery module declares ``CLAUSE`` (and optionally ``POLICY`` and
-``ARGS``) as top-level literals, read here with :mod:`ast` because some of
+``ARGS``) as top-level literals, read without importing them
+(:func:`conformance.catalogue.gallery_declarations`) because some of
 these modules hang or crash at import on purpose.
 """
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 import pytest
 
+from conformance.catalogue import gallery_declarations as _declared
 from conformance.clauses import GENERIC_CLAUSES, load_clauses
 from conformance.findings import FAIL
 from conformance.probes import all_probes
@@ -23,16 +24,6 @@ REFERENCE = Path(__file__).parents[2] / "schedulers"
 
 #: Small budgets: the gallery's hung modules end quickly.
 BUDGETS = Budgets(probe_wall=20.0, callback_wall=1.0, memory_mb=1024)
-
-
-def _declared(path: Path) -> dict:
-    values = {"CLAUSE": None, "POLICY": "any", "ARGS": []}
-    for node in ast.parse(path.read_text()).body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1:
-            name = getattr(node.targets[0], "id", None)
-            if name in values:
-                values[name] = ast.literal_eval(node.value)
-    return values
 
 
 MODULES = sorted(p for p in GALLERY.glob("*.py") if not p.name.startswith("_"))

@@ -162,6 +162,17 @@ def broken(name):
     return sched(f"broken.py:{name}")
 
 
+def broken_file() -> str:
+    return sched("broken.py")
+
+
+def line_of(cls: str, text: str) -> int:
+    """The line number of the first *text* after ``class CLS`` in broken.py."""
+    lines = Path(broken_file()).read_text().splitlines()
+    start = lines.index(next(x for x in lines if x.startswith(f"class {cls}(")))
+    return next(n for n, x in enumerate(lines[start:], start + 1) if text in x)
+
+
 def only(b, kind):
     """The single violation of *kind*, checked to be the only kind found."""
     assert b.observer.kinds() == [kind], [str(v) for v in b.observer.violations]
@@ -331,8 +342,8 @@ def test_error_response_to_alloc(make_broker):
     assert b.observer.kinds()[0] == "error-response"
     assert set(b.observer.kinds()) == {"error-response"}
     v = b.observer.violations[0]
-    assert v.text == "alloc response with error 12 (out of memory)"
-    assert "sched.alloc (response) [out of memory] errnum=12" in marked_line(v)
+    assert v.text == "alloc response with error 12 (ENOMEM: out of memory)"
+    assert "sched.alloc (response) errnum=12 (ENOMEM: out of memory)" in marked_line(v)
     assert "scheduler interface stopped: alloc response error" in notes(b)
     assert not b.jobs.online
     for j in ids:
@@ -350,11 +361,15 @@ def test_raising_in_schedule(make_broker):
     jid = b.jobs.submit(whole_nodes(1), runtime=10)
     b.run()
     v = only(b, "module-exited")
+    # The scheduler's own file and line where it raised, not flux-python's.
+    where = f"{broken_file()}:{line_of('RaisesInSchedule', 'raise RuntimeError')} in schedule"
     assert v.text == (
-        "scheduler broken exited: RuntimeError: policy bug: queue is inconsistent"
+        "scheduler broken exited: RuntimeError: policy bug: queue is inconsistent "
+        f"at {where}"
     )
     assert marked_line(v).endswith(
-        "[event] broken: module exited: RuntimeError: policy bug: queue is inconsistent"
+        "[event] broken: module exited: RuntimeError: policy bug: queue is "
+        f"inconsistent at {where}"
     )
     assert f'sched.alloc {{"id":{jid},' in v.excerpt
     assert b.modules == {} and b.scheduler is None

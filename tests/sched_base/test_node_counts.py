@@ -7,6 +7,8 @@ from types import SimpleNamespace
 
 import pytest
 from flux.resource.Rv1Pool import ResourceRequest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from flux_sched_base.counts import NodeProfile, whole_nodes
 from mock_broker.jobspec import make_jobspec
@@ -125,3 +127,102 @@ def test_copy_is_independent():
     q.hold(0.0, 10.0, 2)
     assert p.free_now == 2 and p.fits_now(10.0, 2)
     assert q.free_now == 0 and not q.fits_now(10.0, 1)
+
+
+def _fits_brute(p: NodeProfile, start: float, end: float, nodes: int) -> bool:
+    """Free nodes at every breakpoint inside the window, read one by one."""
+    return all(
+        f >= nodes
+        for i, f in enumerate(p.f)
+        if p.t[i] < end and (i + 1 == len(p.t) or p.t[i + 1] > start)
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    releases=st.lists(st.integers(1, 60), max_size=12),
+    holds=st.lists(
+        st.tuples(st.integers(0, 60), st.integers(1, 40), st.integers(-2, 3)),
+        max_size=10,
+    ),
+    nodes=st.integers(1, 6),
+    length=st.integers(1, 50),
+    floor=st.integers(0, 70),
+    include_floor=st.booleans(),
+    cap=st.one_of(st.none(), st.integers(10, 80)),
+)
+def test_earliest_is_the_first_fitting_candidate(
+    releases, holds, nodes, length, floor, include_floor, cap
+):
+    # A fragmented profile, overcommitted in places (negative holds free
+    # nodes, positive ones may take more than there are): the search must
+    # return the first candidate (the floor, then each later breakpoint)
+    # whose whole window fits, whatever shortcut it takes.
+    p = NodeProfile(0.0, 2, [float(r) for r in releases])
+    for start, span, n in holds:
+        p.hold(float(start), float(start + span), n)
+
+    def window(t: float) -> float:
+        end = t + length
+        return end if cap is None or end <= cap else max(float(cap), t + 1.0)
+
+    floor = float(floor)
+    candidates = ([floor] if include_floor else []) + [x for x in p.t if x > floor]
+    expected = next(
+        (c for c in candidates if _fits_brute(p, c, window(c), nodes)), None
+    )
+    assert (
+        p.earliest(nodes, window, floor=floor, include_floor=include_floor) == expected
+    )
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    releases=st.lists(st.integers(1, 60), max_size=12),
+    holds=st.lists(
+        st.tuples(st.integers(0, 60), st.integers(1, 40), st.integers(-2, 3)),
+        max_size=10,
+    ),
+    nodes=st.integers(1, 6),
+    when=st.integers(0, 80),
+)
+def test_free_before_reads_every_instant_up_to_its_bound(releases, holds, nodes, when):
+    p = NodeProfile(0.0, 2, [float(r) for r in releases])
+    for start, span, n in holds:
+        p.hold(float(start), float(start + span), n)
+    expected = any(f >= nodes for x, f in zip(p.t, p.f, strict=True) if x < when)
+    assert p.free_before(float(when), nodes) is expected
+
+
+def _free_at(p: NodeProfile, when: float) -> int:
+    return p.f[max(i for i, x in enumerate(p.t) if x <= when)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    releases=st.lists(st.integers(1, 60), max_size=10),
+    first=st.lists(st.tuples(st.integers(0, 60), st.integers(1, 40)), max_size=6),
+    second=st.lists(st.tuples(st.integers(0, 60), st.integers(1, 40)), max_size=6),
+    later=st.integers(0, 30),
+)
+def test_first_lighter_is_the_first_instant_with_more_free(
+    releases, first, second, later
+):
+    # The same running jobs, two sets of reservations, the second profile
+    # read from a later now: the first instant (from that now) at which it
+    # has more nodes free than the first one, or none.
+    base = [float(r) for r in releases]
+    before = NodeProfile(0.0, 3, base)
+    for start, span in first:
+        before.hold(float(start), float(start + span), 1)
+    now = float(later)
+    after = NodeProfile(
+        now, 3, [r for r in base if r > now] + [now] * sum(r <= now for r in base)
+    )
+    for start, span in second:
+        after.hold(float(start), float(start + span), 1)
+    instants = sorted({now, *(x for x in before.t + after.t if x >= now)})
+    expected = next(
+        (x for x in instants if _free_at(after, x) > _free_at(before, x)), INF
+    )
+    assert after.first_lighter(before) == expected

@@ -69,6 +69,38 @@ def test_higher_priority_arrival_pushes_lower_reservations():
     b.observer.assert_clean()
 
 
+def test_a_reservation_pushed_later_leaves_room_for_a_later_job():
+    # Nothing ends early here: a higher-priority arrival pushes the head's
+    # reservation later, and the slot it leaves is where a later, smaller
+    # job now fits.  No job was searched for since the last pass, so only
+    # the pushed reservation tells the pass that the plan got lighter.
+    b = start_broker("conservative")
+    b.jobs.submit(_nodes(4, 100), runtime=100)
+    b.run_until_quiet()
+    head = b.jobs.submit(_nodes(4, 100), runtime=100)
+    small = b.jobs.submit(_nodes(2, 50), runtime=50)
+    b.run_until_quiet()
+    t0 = b.clock.epoch
+    assert last_estimates(b)[head] == t0 + 100
+    assert last_estimates(b)[small] == t0 + 200
+    # Two nodes until 250: the head (four nodes) goes after it, and the
+    # small job keeps its two nodes at 200 without a conflict, yet it now
+    # fits at 100, beside the urgent job, where the head was.
+    urgent = b.jobs.submit(_nodes(2, 150), runtime=150, urgency=24)
+    b.run_until_quiet()
+    estimates = last_estimates(b)
+    assert estimates[urgent] == t0 + 100
+    assert estimates[head] == t0 + 250
+    assert estimates[small] == t0 + 100
+    b.run()
+    assert [b.jobs.job(j).t_run for j in (urgent, head, small)] == [
+        t0 + 100,
+        t0 + 250,
+        t0 + 100,
+    ]
+    b.observer.assert_clean()
+
+
 def test_compression_when_a_job_ends_early():
     b = start_broker("conservative")
     b.jobs.submit(_nodes(4, 100), runtime=40)

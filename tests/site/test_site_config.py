@@ -225,3 +225,100 @@ def test_a_flux_that_cannot_name_its_confdir_is_a_usage_error(
     monkeypatch.setenv("PATH", _fake_flux(tmp_path, "exit 1\n"))
     assert cli.main(["site-config"]) == 2
     assert "confdir gave no folder" in capsys.readouterr().err
+
+
+# -- a scheduler module of the site's own -----------------------------------------------
+
+CLASS_ONLY = '''"""A FIFO with no mod_main: flux-python makes one for its single class
+(the base class is not imported by name, or it would be a second one)."""
+
+import flux.scheduler
+from flux.resource import InsufficientResources
+
+
+class OwnFIFO(flux.scheduler.Scheduler):
+    def schedule(self):
+        while self._queue:
+            job = self._queue[0]
+            try:
+                R = self.resources.alloc(job.jobid, job.resource_request)
+            except InsufficientResources:
+                return
+            self._queue.pop(0)
+            job.request.success(R)
+'''
+
+
+def _run_one_job(loader: Path, args=()) -> MockBroker:
+    broker = MockBroker(Machine.uniform(2, 4))
+    try:
+        broker.load(str(loader), ["queue-depth=unlimited", *args])
+        job = broker.jobs.submit(
+            make_jobspec(nodes=1, slots=1, cores=4, duration=10), runtime=5
+        )
+        broker.run()
+        assert broker.jobs.job(job).result == "completed"
+    finally:
+        broker.close()
+    return broker
+
+
+def test_a_module_of_the_sites_own_is_installed_beside_the_reference_ones(
+    tmp_path, capsys
+):
+    own = tmp_path / "src" / "own_fifo.py"
+    own.parent.mkdir()
+    own.write_text(CLASS_ONLY)
+    site = tmp_path / "site"
+    argv = ["site-config", str(site), f"--module=own-fifo={own}"]
+    assert cli.main([*argv, "--priority=own-fifo=60"]) == 0
+    entries = _entries(site)
+    assert sorted(entries) == sorted([*NAMES.values(), "own-fifo"])
+    entry = entries["own-fifo"]
+    assert entry["provides"] == ["sched", "feasibility"]
+    assert entry["priority"] == 60
+    loader = Path(entry["module"])
+    assert loader == site.resolve() / "modules" / "own-fifo.py"
+    assert str(own.resolve()) in loader.read_text()
+    assert 'sched = "own-fifo"' in capsys.readouterr().out
+    _run_one_job(loader)  # the written file runs the site's module
+    assert cli.main(["site-config", str(site), "--remove"]) == 0
+    assert not loader.exists()
+
+
+def test_a_site_module_on_the_base_library_gets_its_arguments_checked(tmp_path, capsys):
+    own = tmp_path / "my_easy.py"
+    own.write_text(reference_path("easy").read_text())
+    argv = ["site-config", str(tmp_path / "site"), f"--module=my-easy={own}"]
+    assert cli.main([*argv, "--args=my-easy=queue-depth=nonsense"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("flux-schedkit site-config: --args my-easy:")
+    assert not (tmp_path / "site").exists()
+    assert cli.main([*argv, "--args=my-easy=queue-depth=8"]) == 0
+    entry = _entries(tmp_path / "site")["my-easy"]
+    assert entry["args"] == ["queue-depth=8"]
+    broker = _run_one_job(Path(entry["module"]))
+    assert broker is not None
+
+
+@pytest.mark.parametrize(
+    "item, message",
+    [
+        ("own", "expected NAME=PATH"),
+        ("9lives={file}", "a module name is a letter"),
+        ("schedkit-easy={file}", "the name 'schedkit-easy' is taken"),
+        ("easy={file}", "the name 'easy' is taken"),
+        ("own={missing}", "no such file"),
+    ],
+)
+def test_bad_module_options_are_usage_errors_that_write_nothing(
+    tmp_path, capsys, item, message
+):
+    source = tmp_path / "own.py"
+    source.write_text(CLASS_ONLY)
+    item = item.format(file=source, missing=tmp_path / "missing.py")
+    site = tmp_path / "site"
+    assert cli.main(["site-config", str(site), f"--module={item}"]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+    assert not site.exists()

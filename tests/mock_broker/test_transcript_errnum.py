@@ -1,0 +1,47 @@
+"""Transcripts name every error number: ``errnum=61 (ENODATA: end of hello)``."""
+
+from __future__ import annotations
+
+import errno
+
+from mock_broker_helpers import SEED
+
+from mock_broker.machine import Machine
+from mock_broker.runtime.transcript import Entry, errnum_text
+
+
+def test_the_end_of_hello_is_named_in_a_real_run(make_broker):
+    broker = make_broker(Machine.uniform(1, 4))
+    broker.load(SEED)
+    broker.run()
+    hello = [
+        line for line in broker.transcript.lines() if "sched-hello (response)" in line
+    ]
+    assert len(hello) == 1
+    assert hello[0].endswith(
+        "job-manager.sched-hello (response) errnum=61 (ENODATA: end of hello)"
+    )
+    record = next(
+        e.to_dict() for e in broker.transcript.entries() if e.errnum == errno.ENODATA
+    )
+    assert record["errnum"] == 61 and record["errname"] == "ENODATA"
+
+
+def test_any_errno_gets_its_symbolic_name_and_meaning():
+    assert errnum_text(errno.ENOENT) == "2 (ENOENT: No such file or directory)"
+    # The response's own text wins over the C library's.
+    assert errnum_text(errno.EPROTO, errstr="bad limit") == "71 (EPROTO: bad limit)"
+    # ENODATA means the end of hello only as the answer to sched-hello.
+    assert errnum_text(errno.ENODATA, "kvs.lookup (response)") == (
+        "61 (ENODATA: No data available)"
+    )
+    assert errnum_text(9999).startswith("9999 (unknown errno: ")
+
+
+def test_an_error_response_line_and_record():
+    entry = Entry(
+        7, 1.5, "msg", "broker", "mod", "sched.alloc (response)", "", 12, "no memory"
+    )
+    assert entry.line().endswith("sched.alloc (response) errnum=12 (ENOMEM: no memory)")
+    assert entry.to_dict()["errstr"] == "no memory"
+    assert entry.to_dict()["errname"] == "ENOMEM"

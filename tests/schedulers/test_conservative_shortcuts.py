@@ -1,0 +1,154 @@
+"""Unlimited conservative: the pass's shortcuts change nothing it decides.
+
+A holder is not searched for when too few nodes are free before its start
+or the plan has got lighter nowhere before its reservation's end since its
+last turn (``_Lightening``), and a holder that is searched for keeps its
+reservation held while it looks for an earlier start
+(``CountedPlanning._keeps``).  All of it must be invisible: the same workload, with passes
+cut short by arrivals in the middle, run once as shipped and once with
+every holder searched for afresh (released first, as the definition
+reads), must send the same estimates and start every job at the same time.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from unittest import mock
+
+from conftest import estimate_history, start_broker, whole_nodes
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from flux_sched_base import counted
+from flux_sched_base.counts import NodeProfile
+from flux_sched_base.scheduler import PlanningScheduler
+
+#: (nodes, limit in tens of seconds, fraction of the limit it runs,
+#:  urgency, arrival in seconds, reactor steps before it arrives)
+jobs = st.lists(
+    st.tuples(
+        st.integers(1, 4),
+        st.integers(1, 12),
+        st.sampled_from([0.2, 0.5, 1.0]),
+        st.sampled_from([16, 16, 16, 24]),
+        st.integers(0, 60),
+        st.integers(0, 6),
+    ),
+    min_size=2,
+    max_size=14,
+)
+
+
+def run(workload):
+    b = start_broker("conservative")
+    ids = []
+    epoch = b.clock.epoch
+    for nodes, tens, fraction, urgency, arrival, steps in sorted(
+        workload, key=lambda j: j[4]
+    ):
+        if epoch + arrival > b.now:
+            b.run_until(epoch + arrival)
+        # Let the pass in progress (if any) take a few steps, then arrive
+        # in the middle of it: the job-manager's alloc cuts the pass short.
+        with b.clock.active():
+            for _ in range(steps):
+                if not b._step():
+                    break
+        ids.append(
+            b.jobs.submit(
+                whole_nodes(nodes, 10.0 * tens),
+                runtime=10.0 * tens * fraction,
+                urgency=urgency,
+            )
+        )
+    b.run()
+    starts = {j: b.jobs.job(j).t_run for j in ids}
+    estimates = estimate_history(b)
+    b.observer.assert_clean()
+    return starts, estimates
+
+
+@settings(
+    max_examples=200,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(jobs)
+def test_shortcuts_decide_what_a_full_search_decides(workload):
+    # Every turn yields once in both runs (a kept holder yields only now and
+    # then as shipped), so an arrival after N steps cuts both passes at the
+    # same job.
+    with mock.patch.object(PlanningScheduler, "CHEAP_YIELD_EVERY", 1):
+        shipped = run(workload)
+        with mock.patch.object(
+            counted.CountedPlanning, "_keeps", lambda *a: (False, None)
+        ):
+            full = run(workload)
+    assert shipped == full
+
+
+def test_a_pass_cut_short_passes_on_what_it_moved():
+    # An early end lets the head start; an arrival cuts the pass before the
+    # third holder's turn.  The next pass must still move it into the room
+    # the head left (it started at 10 instead of holding [100, 200)).
+    b = start_broker("conservative")
+    b.jobs.submit(whole_nodes(4, 100), runtime=10)
+    b.run_until_quiet()
+    head = b.jobs.submit(whole_nodes(4, 100), runtime=100)
+    second = b.jobs.submit(whole_nodes(2, 50), runtime=50)
+    third = b.jobs.submit(whole_nodes(2, 100), runtime=100)
+    b.run_until_quiet()
+    t0 = b.clock.epoch
+    first = {j: v[-1][1] for j, v in estimate_history(b).items()}
+    assert first == {head: t0 + 100, second: t0 + 200, third: t0 + 200}
+    # The arrival comes as the second holder's turn begins: its alloc
+    # request reaches the scheduler when that turn yields.
+    arrivals = []
+    turn = counted._Lightening.turn
+
+    def turn_and_arrive(light, jobid):
+        turn(light, jobid)
+        if jobid == second and not arrivals:
+            arrivals.append(b.jobs.submit(whole_nodes(1, 10), runtime=10))
+
+    aborted = b.stats()["passes_aborted"]
+    with mock.patch.object(counted._Lightening, "turn", turn_and_arrive):
+        b.run_until(t0 + 10)
+        with b.clock.active():
+            while not arrivals:
+                assert b._step(), "the pass did not reach the second holder"
+            b.run_until_quiet()
+    [late] = arrivals
+    assert b.stats()["passes_aborted"] == aborted + 1
+    b.run()
+    assert b.jobs.job(head).t_run == t0 + 10
+    assert b.jobs.job(second).t_run == t0 + 110
+    assert b.jobs.job(third).t_run == t0 + 110
+    assert b.jobs.job(late).t_run == t0 + 160
+    b.observer.assert_clean()
+
+
+def test_a_holder_looks_for_an_earlier_start_through_its_whole_window():
+    # Two nodes, both busy until 60; the holder (two nodes for 50 s) holds
+    # [100, 150); one node is taken during [95, 100).  A start at 60 would
+    # run into that step before the holder's own reservation begins: it
+    # cannot move.
+    profile = NodeProfile(0.0, 2, [])
+    profile.hold(0.0, 60.0, 2)
+    profile.hold(95.0, 100.0, 1)
+    profile.hold(100.0, 150.0, 2)
+    planner = SimpleNamespace(window=lambda d: lambda t: t + d)
+    scheduler = SimpleNamespace(planner=planner)
+    light = SimpleNamespace(unchanged_before=lambda jobid, end: False)
+    keeps = counted.CountedPlanning._keeps
+    assert keeps(scheduler, profile, light, 1, (100.0, 150.0, 2), 2, 50.0) == (
+        True,
+        None,
+    )
+    # Without that step it can start at 60.
+    profile.hold(95.0, 100.0, -1)
+    assert keeps(scheduler, profile, light, 1, (100.0, 150.0, 2), 2, 50.0) == (
+        False,
+        60.0,
+    )

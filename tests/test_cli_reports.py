@@ -1,0 +1,154 @@
+"""What every ``flux-schedkit`` subcommand does with a closed pipe, a Ctrl-C
+inside a scheduler callback, and a scheduler that raises."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+RAISING = HERE / "mock_broker" / "schedulers" / "raising.py"
+SEED = HERE / "mock_broker" / "schedulers" / "seed_minimal.py"
+SMALL_TRACE = """\
+; MaxNodes: 4
+; MaxProcs: 4
+    1   100   0   50   2  -1 -1   2   60  -1 1 7 7 -1 -1 -1 -1 -1
+    2   110   0   30   4  -1 -1   4  100  -1 1 8 8 -1 -1 -1 -1 -1
+"""
+
+
+def schedkit(*argv: str, stdout=subprocess.PIPE) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "flux_schedkit", *argv],
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        text=True,
+        check=False,
+        timeout=300,
+    )
+
+
+def conform_one_clause(cls: str, certificate: Path) -> subprocess.CompletedProcess:
+    """``conform`` of a raising.py class on one clause that submits jobs."""
+    return schedkit(
+        "conform",
+        "-n",
+        "0",
+        "--scheduler",
+        f"{RAISING}:{cls}",
+        "-k",
+        "cancel.answered-once",
+        "--certificate",
+        str(certificate),
+    )
+
+
+def line_of(text: str) -> int:
+    lines = RAISING.read_text().splitlines()
+    return next(n for n, line in enumerate(lines, 1) if text in line)
+
+
+def with_closed_stdout(*argv: str) -> subprocess.CompletedProcess:
+    """Run with stdout a pipe whose reader is already gone (``| head -0``)."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        return schedkit(*argv, stdout=write_end)
+    finally:
+        os.close(write_end)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["clauses"],
+        ["clauses", "--rst"],
+        ["version"],
+        ["path", "fifo"],
+        ["scenarios"],
+        ["site-config", "--print", "{tmp}"],
+        ["run", "--scheduler", str(SEED), "cancel-pending-job"],
+    ],
+    ids=lambda argv: " ".join(argv[:2]),
+)
+def test_a_closed_pipe_is_status_1_and_one_line_for_every_command(argv, tmp_path):
+    argv = [a.replace("{tmp}", str(tmp_path)) for a in argv]
+    proc = with_closed_stdout(*argv)
+    assert proc.returncode == 1, proc.stderr
+    assert (
+        proc.stderr == f"flux-schedkit {argv[0]}: output closed early (broken pipe)\n"
+    )
+
+
+def test_ctrl_c_inside_a_callback_ends_run_as_an_interrupt():
+    proc = schedkit(
+        "run", "--scheduler", f"{RAISING}:InterruptedInSchedule", "cancel-pending-job"
+    )
+    assert proc.returncode == 130, proc.stdout + proc.stderr
+    assert proc.stderr == "flux-schedkit run: interrupted\n"
+    assert "module exited" not in proc.stdout  # nobody is blamed
+
+
+def test_ctrl_c_inside_a_callback_ends_conform_as_an_interrupt(tmp_path):
+    cert = tmp_path / "c.json"
+    proc = conform_one_clause("InterruptedInSchedule", cert)
+    assert proc.returncode == 130, proc.stdout + proc.stderr
+    assert proc.stderr.splitlines()[-1] == "flux-schedkit conform: interrupted"
+    assert "robust.no-crash" not in proc.stdout
+    assert "interrupted after" in proc.stdout and "no verdict" in proc.stdout
+    assert "Traceback" not in proc.stdout + proc.stderr
+    assert not cert.exists()
+
+
+def test_conform_locates_the_exception_in_the_report_and_certificate(tmp_path):
+    cert = tmp_path / "c.json"
+    proc = conform_one_clause("RaisesInAlloc", cert)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    where = f"KeyError: 'queue' at {RAISING}:{line_of('no such key')} in alloc"
+    assert where in proc.stdout
+    crash = next(
+        c
+        for c in json.loads(cert.read_text())["clauses"]
+        if c["id"] == "robust.no-crash"
+    )
+    assert crash["verdict"] == "fail"
+    assert where in crash["evidence"][0]["text"]
+    assert (
+        f"line {line_of('no such key')}, in alloc" in crash["evidence"][0]["traceback"]
+    )
+
+
+def test_replay_locates_the_exception(tmp_path):
+    trace = tmp_path / "small.swf"
+    trace.write_text(SMALL_TRACE)
+    proc = schedkit(
+        "replay", "--scheduler", f"{RAISING}:RaisesBelowItsOwnCode", str(trace)
+    )
+    assert proc.returncode == 1
+    assert (
+        "the scheduler module exited during the replay: JSONDecodeError: "
+        in proc.stderr
+    )
+    assert f" at {RAISING}:{line_of('json.loads')} in schedule\n" in proc.stderr
+
+
+def test_run_locates_the_exception():
+    proc = schedkit(
+        "run", "-q", "--scheduler", f"{RAISING}:RaisesInAlloc", "cancel-pending-job"
+    )
+    assert proc.returncode == 1
+    assert f"KeyError: 'queue' at {RAISING}:{line_of('no such key')} in alloc" in (
+        proc.stdout
+    )
+
+
+def test_run_takes_a_reference_scheduler_by_name():
+    # As conform and replay do: `--scheduler=fifo` is schedkit-fifo.
+    proc = schedkit("run", "-q", "--scheduler", "fifo", "cancel-pending-job")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.startswith("PASS  cancel-pending-job")
