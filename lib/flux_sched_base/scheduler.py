@@ -18,9 +18,8 @@ event and gives a policy what it needs to write a scheduling pass:
 
 A policy overrides :meth:`PlanningScheduler.plan`, a generator: it should
 ``yield`` after each job it did real work for (the base class hands control
-back to the reactor at every yield, except that up to
-:attr:`PlanningScheduler.STARTS_PER_YIELD` jobs started in a row share one)
-and :meth:`PlanningScheduler.cheap_yield`
+back to the reactor at every yield, or once per
+:attr:`PlanningScheduler.STARTS_PER_YIELD` jobs started in a row) and :meth:`PlanningScheduler.cheap_yield`
 otherwise.  If an event arrives while a pass is suspended, flux-python
 closes the pass and starts a new one; the planner's state is consistent at
 every yield, so nothing is lost.
@@ -89,10 +88,13 @@ class PlanningScheduler(KnownIds):
     CHEAP_YIELD_EVERY = 64
 
     #: Jobs a pass may start between two returns to the reactor: a yield
-    #: that follows a start is passed on only after this many starts (a
-    #: start is cheap and bounded; returning to the reactor after each one
-    #: lets every arriving message end the pass and start a new one).
-    STARTS_PER_YIELD = 8
+    #: that follows a start is passed on only after this many starts.  With
+    #: 1 (the default) the pass returns after every start, and every message
+    #: that arrives meanwhile ends it and starts a new one; a larger value
+    #: saves those restarts (8 cut the module's CPU by about a tenth in
+    #: flux-schedbench runs) but lets a pass send later jobs' annotations
+    #: before the SUCCESS of a job it started (sent once R is committed).
+    STARTS_PER_YIELD = 1
 
     def __init__(self, h, *args):
         super().__init__(h, *args)
