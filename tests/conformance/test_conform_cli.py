@@ -110,6 +110,10 @@ def test_pytest_exit_codes_map_to_documented_statuses():
     assert [conform._status(c) for c in (0, 1, 2, 3, 4, 5)] == [0, 1, 130, 2, 2, 2]
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_ends_the_run_with_130_and_no_traceback(tmp_path):
     # The scheduler writes to a FIFO when it is stuck; select() waits for
     # that (bounded), so the interrupt lands while the scheduler sleeps.
@@ -127,7 +131,11 @@ def test_ctrl_c_ends_the_run_with_130_and_no_traceback(tmp_path):
             "0",
             "--scheduler",
             str(INPUTS / "waits_for_interrupt.py"),
+            # Budgets far beyond the test's own waits: on a loaded machine
+            # the probe's default 10 s can run out before the interrupt.
             "--callback-budget",
+            "600",
+            "--probe-budget",
             "600",
             "-k",
             "stats.answers",
@@ -136,6 +144,9 @@ def test_ctrl_c_ends_the_run_with_130_and_no_traceback(tmp_path):
         stderr=subprocess.PIPE,
         env=env,
         start_new_session=True,
+        # A shell's background job ignores SIGINT, and a Python started so
+        # never turns it into KeyboardInterrupt: give the kit the default.
+        preexec_fn=_default_sigint,
         text=True,
     )
     try:
