@@ -263,8 +263,10 @@ class CountedPlanning:
         held = self._held_counts()
         serial = self.next_pass_serial()
         last = self.__dict__.pop("_lightening", None)
-        if last is not None and (last.serial != serial - 1 or planner.reservations):
-            last = None  # another pass (one that planned ranks) came between
+        if last is not None and last.serial != serial - 1:
+            # A pass that planned ranks (the only one that leaves
+            # reservations on ranks) came between.
+            last = None
         for jobid in list(planner.reservations):
             planner.drop(jobid, lighten=False)  # left by a pass that planned ranks
         planner.promises.clear()

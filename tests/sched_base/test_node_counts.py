@@ -138,58 +138,60 @@ def _fits_brute(p: NodeProfile, start: float, end: float, nodes: int) -> bool:
     )
 
 
+@st.composite
+def fragmented_profiles(draw) -> NodeProfile:
+    """Two nodes free now, others freed over time, then holds and releases
+    in any order: overcommitted in places (negative holds free nodes,
+    positive ones may take more than there are)."""
+    releases = draw(st.lists(st.integers(1, 60), max_size=12))
+    holds = draw(
+        st.lists(
+            st.tuples(st.integers(0, 60), st.integers(1, 40), st.integers(-2, 3)),
+            max_size=10,
+        )
+    )
+    p = NodeProfile(0.0, 2, [float(r) for r in releases])
+    for start, span, n in holds:
+        p.hold(float(start), float(start + span), n)
+    return p
+
+
 @settings(max_examples=300, deadline=None)
 @given(
-    releases=st.lists(st.integers(1, 60), max_size=12),
-    holds=st.lists(
-        st.tuples(st.integers(0, 60), st.integers(1, 40), st.integers(-2, 3)),
-        max_size=10,
-    ),
+    p=fragmented_profiles(),
     nodes=st.integers(1, 6),
     length=st.integers(1, 50),
     floor=st.integers(0, 70),
     include_floor=st.booleans(),
     cap=st.one_of(st.none(), st.integers(10, 80)),
+    before=st.one_of(st.none(), st.integers(0, 90)),
 )
 def test_earliest_is_the_first_fitting_candidate(
-    releases, holds, nodes, length, floor, include_floor, cap
+    p, nodes, length, floor, include_floor, cap, before
 ):
-    # A fragmented profile, overcommitted in places (negative holds free
-    # nodes, positive ones may take more than there are): the search must
-    # return the first candidate (the floor, then each later breakpoint)
-    # whose whole window fits, whatever shortcut it takes.
-    p = NodeProfile(0.0, 2, [float(r) for r in releases])
-    for start, span, n in holds:
-        p.hold(float(start), float(start + span), n)
-
+    # The search must return the first candidate (the floor, then each
+    # later breakpoint, all before *before*) whose whole window fits,
+    # whatever shortcut it takes.
     def window(t: float) -> float:
         end = t + length
         return end if cap is None or end <= cap else max(float(cap), t + 1.0)
 
     floor = float(floor)
+    bound = INF if before is None else float(before)
     candidates = ([floor] if include_floor else []) + [x for x in p.t if x > floor]
     expected = next(
-        (c for c in candidates if _fits_brute(p, c, window(c), nodes)), None
+        (c for c in candidates if c < bound and _fits_brute(p, c, window(c), nodes)),
+        None,
     )
-    assert (
-        p.earliest(nodes, window, floor=floor, include_floor=include_floor) == expected
+    found = p.earliest(
+        nodes, window, floor=floor, include_floor=include_floor, before=bound
     )
+    assert found == expected
 
 
 @settings(max_examples=200, deadline=None)
-@given(
-    releases=st.lists(st.integers(1, 60), max_size=12),
-    holds=st.lists(
-        st.tuples(st.integers(0, 60), st.integers(1, 40), st.integers(-2, 3)),
-        max_size=10,
-    ),
-    nodes=st.integers(1, 6),
-    when=st.integers(0, 80),
-)
-def test_free_before_reads_every_instant_up_to_its_bound(releases, holds, nodes, when):
-    p = NodeProfile(0.0, 2, [float(r) for r in releases])
-    for start, span, n in holds:
-        p.hold(float(start), float(start + span), n)
+@given(p=fragmented_profiles(), nodes=st.integers(1, 6), when=st.integers(0, 80))
+def test_free_before_reads_every_instant_up_to_its_bound(p, nodes, when):
     expected = any(f >= nodes for x, f in zip(p.t, p.f, strict=True) if x < when)
     assert p.free_before(float(when), nodes) is expected
 
