@@ -23,7 +23,8 @@ Examples:
 --module NAME=PATH installs a scheduler module of your own (on flux.scheduler
 or flux_sched_base) the same way, as modprobe entry NAME, beside the
 reference ones.  Module arguments are checked by loading each scheduler
-with them (on the mock broker) before anything is written.  Run the command again after
+with them (on the mock broker) before anything is written; a module of
+your own is loaded so even without arguments.  Run the command again after
 moving or upgrading flux-schedkit.
 
 Exit status: 0 done; 1 a file could not be written or removed (or was not
@@ -188,6 +189,11 @@ def _parse(args: argparse.Namespace):
         problem = check_args(modules.get(name, name), module_args[name])
         if problem is not None:
             raise _Usage(f"--args {name}: {problem}")
+    for name, path in modules.items():
+        # A site's own module is loaded once even without arguments: one
+        # that cannot load would only fail later, in the broker.
+        if name not in module_args and (problem := check_args(path, [])):
+            raise _Usage(f"--module {name}: {problem}")
     priorities = {}
     for name, text in _per_scheduler(args.priority, "priority", known).items():
         try:

@@ -309,6 +309,7 @@ def test_a_site_module_on_the_base_library_gets_its_arguments_checked(tmp_path, 
         ("schedkit-easy={file}", "the name 'schedkit-easy' is taken"),
         ("easy={file}", "the name 'easy' is taken"),
         ("own={missing}", "no such file"),
+        ("own={empty}", "--module own: empty: no mod_main() or BrokerModule"),
     ],
 )
 def test_bad_module_options_are_usage_errors_that_write_nothing(
@@ -316,7 +317,9 @@ def test_bad_module_options_are_usage_errors_that_write_nothing(
 ):
     source = tmp_path / "own.py"
     source.write_text(CLASS_ONLY)
-    item = item.format(file=source, missing=tmp_path / "missing.py")
+    empty = tmp_path / "empty.py"
+    empty.write_text("")
+    item = item.format(file=source, missing=tmp_path / "missing.py", empty=empty)
     site = tmp_path / "site"
     assert cli.main(["site-config", str(site), f"--module={item}"]) == 2
     err = capsys.readouterr().err
