@@ -35,7 +35,7 @@ import time
 from collections.abc import Iterator
 
 from flux.job import JobID
-from flux.resource import InfeasibleRequest
+from flux.resource import InfeasibleRequest, ResourcePool
 from flux.scheduler import PendingJob
 from sortedcontainers import SortedKeyList, SortedList
 
@@ -134,6 +134,8 @@ class PlanningScheduler(KnownIds):
         self._passes_aborted = 0
         self._total_pass_time = 0.0
         self._jobs_started = 0
+        # jobid -> R_lite of the R sent with SUCCESS, until the final free
+        self._granted: dict[int, list] = {}
         self._jobs_backfilled = 0
         self._jobs_denied = 0
         self._recent_passes: collections.deque = collections.deque(maxlen=32)
@@ -315,6 +317,37 @@ class PlanningScheduler(KnownIds):
             self._feasible[key] = error
         return error
 
+    def _handle_free(self, msg):
+        # flux-python's sched.free handler (registered under this name by the
+        # base class), which builds a pool from the message's R every time.
+        # A final free of everything a job was granted (no partial free came
+        # first) hands over the allocation itself instead: same resources,
+        # none of the parsing.
+        try:
+            p = msg.payload
+            jobid, final = p["id"], p.get("final", False)
+            R = self._granted_allocation(jobid, p["R"]) if final else None
+            if R is None:
+                R = ResourcePool(p["R"])
+            self.free(jobid, R, final=final)
+            self._request_schedule()
+        except Exception as exc:  # as flux-python: any failure stops the module
+            self.log.error(f"free callback raised: {exc}")
+            self.stop_error()
+
+    def _granted_allocation(self, jobid: int, R: dict):
+        """The allocation object of *jobid* if *R* is exactly what it was
+        granted (its R_lite), else None."""
+        granted = self._granted.pop(jobid, None)
+        if granted is None or self.planner is None:
+            return None
+        item = self.planner.running.get(jobid)
+        try:
+            same = R["execution"]["R_lite"] == granted
+        except (KeyError, TypeError):
+            return None
+        return item.R if same and item is not None else None
+
     def free(self, jobid, R, final=False):
         """Return resources to the pool and take the job out of the plan."""
         super().free(jobid, R, final)
@@ -384,7 +417,9 @@ class PlanningScheduler(KnownIds):
             self._jobs_backfilled += 1
             if self._queue:
                 backfill = JobID(self._queue[0].jobid).f58
-        job.request.success(R, success_annotations(R, selection_type, backfill))
+        granted = R.to_dict()
+        self._granted[job.jobid] = granted["execution"]["R_lite"]
+        job.request.success(granted, success_annotations(R, selection_type, backfill))
 
     def deny(self, job: PendingJob, error: Exception | str) -> None:
         """Deny a request that can never be satisfied."""

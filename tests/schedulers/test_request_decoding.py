@@ -1,6 +1,8 @@
 """The base class reads each alloc request's payload once: answers (the KVS
 commit of R, SUCCESS, ANNOTATE, DENY, CANCEL) use the job id it remembered,
-not a new decode of the request (jobspec and environment included)."""
+not a new decode of the request (jobspec and environment included).  A
+final ``sched.free`` of exactly what a job was granted hands the allocation
+back without parsing R; any other free is parsed as flux-python does."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from flux.message import Message
 from flux.scheduler import AllocRequest
 
 from flux_sched_base.answers import _request
+from mock_broker.jobmanager.jobs import ranks_of
 
 
 @pytest.fixture
@@ -52,3 +55,49 @@ def test_request_made_without_decoding_equals_flux_pythons():
     ours, theirs = _request("sched", msg, 42), AllocRequest("sched", msg)
     for name in AllocRequest.__slots__:
         assert getattr(ours, name) == getattr(theirs, name), name
+
+
+@pytest.fixture
+def parsed_frees(monkeypatch):
+    """Count the pools the base class builds from ``sched.free`` messages."""
+    from flux_sched_base import scheduler
+
+    built = []
+    plain = scheduler.ResourcePool
+
+    def counted(R):
+        built.append(R)
+        return plain(R)
+
+    monkeypatch.setattr(scheduler, "ResourcePool", counted)
+    return built
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_a_final_free_of_the_whole_grant_is_not_parsed(policy, parsed_frees):
+    b = start_broker(policy)
+    # Each takes the whole machine: the next starts only if the free before
+    # it gave every core back to the pool.
+    jobs = [b.jobs.submit(whole_nodes(4, 100), runtime=10) for _ in range(3)]
+    b.run()
+    assert [b.jobs.job(j).result for j in jobs] == ["completed"] * 3
+    assert parsed_frees == []
+    b.observer.assert_clean()
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_partial_frees_and_the_final_rest_are_parsed(policy, parsed_frees):
+    b = start_broker(policy)
+    # Housekeeping gives the four nodes back one by one; the final free
+    # carries the last node only, not what was granted.
+    first = b.jobs.submit(
+        whole_nodes(4, 100),
+        runtime=10,
+        release=[[0.0, [3]], [2.0, [2]], [4.0, [0]], [6.0, [1]]],
+    )
+    second = b.jobs.submit(whole_nodes(4, 100), runtime=10)
+    b.run()
+    assert b.jobs.job(first).result == b.jobs.job(second).result == "completed"
+    assert b.jobs.job(second).t_run - b.jobs.job(first).t_run == pytest.approx(16.0)
+    assert [list(ranks_of(R)) for R in parsed_frees] == [[3], [2], [0], [1]]
+    b.observer.assert_clean()
