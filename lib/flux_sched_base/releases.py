@@ -139,9 +139,9 @@ class Releases:
             return built[2].copy()
         if unit == "cores":
             free_now = self._up_cores - self._busy_cores
-            profile = NodeProfile(now, free_now, self._cores_at.items())
+            profile = NodeProfile.from_totals(now, free_now, self._cores_at)
         else:
             free_now = len(self._up) - self._busy_nodes
-            profile = NodeProfile(now, free_now, self._nodes_at.items())
+            profile = NodeProfile.from_totals(now, free_now, self._nodes_at)
         self._built[unit] = (self._changes, now, profile.copy())
         return profile

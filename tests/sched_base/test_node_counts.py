@@ -228,3 +228,23 @@ def test_first_lighter_is_the_first_instant_with_more_free(
         (x for x in instants if _free_at(after, x) > _free_at(before, x)), INF
     )
     assert after.first_lighter(before) == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    now=st.sampled_from([0.0, 50.0, 100.0]),
+    free_now=st.integers(0, 8),
+    totals=st.dictionaries(
+        st.sampled_from([0.0, 10.0, 50.0, 75.0, 100.0, 150.0, 300.0, math.inf]),
+        st.integers(1, 6),
+    ),
+)
+def test_profile_from_totals_equals_the_general_constructor(now, free_now, totals):
+    fast = NodeProfile.from_totals(now, free_now, totals)
+    general = NodeProfile(now, free_now, totals.items())
+    assert (fast.t, fast.f) == (general.t, general.f)
+    assert (fast.now, fast.free_now, fast.capacity) == (
+        general.now,
+        general.free_now,
+        general.capacity,
+    )
