@@ -190,13 +190,23 @@ class CountedPlanning:
         for jobid in list(planner.reservations):
             planner.drop(jobid, lighten=False)  # left by a pass that planned ranks
         planner.promises.clear()
-        profile = self.count_profile()
+        # Built when the first job does not fit now: until then the profile
+        # holds running jobs only, whose free units never shrink over time,
+        # so a job that fits now fits for its whole time limit.
+        profile = None
         least = self.least_units()
         failed = _Frontier()  # (units, end) that did not fit now
         holders: set[int] = set()
         keep: set[int] = set()  # annotated: holders and jobs with no estimate
         waiting = False
         for job in self.pending_jobs():
+            if profile is None:
+                units = self.units(job.jobid)
+                if units is not None and units <= self.count_free_now():
+                    if self._start_counted(job, waiting) is not None:
+                        yield
+                        continue
+                profile = self.count_profile()
             reserving = len(holders) < depth
             if not reserving and profile.free_now < least:
                 break  # nothing can start now, and no reservation is left

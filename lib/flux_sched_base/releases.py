@@ -125,6 +125,14 @@ class Releases:
                     _count(nodes_at, last, -1)
                     nodes_at[now_last] = nodes_at.get(now_last, 0) + 1
 
+    def free_now(self, unit: str) -> int:
+        """Up units (``"cores"`` or ``"nodes"``) no running job holds now:
+        the ``free_now`` of :meth:`core_profile` or :meth:`node_profile`,
+        without building it."""
+        if unit == "cores":
+            return self._up_cores - self._busy_cores
+        return len(self._up) - self._busy_nodes
+
     def core_profile(self, now: float) -> NodeProfile:
         """Free cores of up ranks over time from *now* (a new object)."""
         return self._profile("cores", now)
@@ -137,11 +145,8 @@ class Releases:
         built = self._built.get(unit)
         if built is not None and built[0] == self._changes and built[1] == now:
             return built[2].copy()
-        if unit == "cores":
-            free_now = self._up_cores - self._busy_cores
-            profile = NodeProfile.from_totals(now, free_now, self._cores_at)
-        else:
-            free_now = len(self._up) - self._busy_nodes
-            profile = NodeProfile.from_totals(now, free_now, self._nodes_at)
+        free_now = self.free_now(unit)
+        totals = self._cores_at if unit == "cores" else self._nodes_at
+        profile = NodeProfile.from_totals(now, free_now, totals)
         self._built[unit] = (self._changes, now, profile.copy())
         return profile

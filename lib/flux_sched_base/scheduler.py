@@ -238,6 +238,12 @@ class PlanningScheduler(KnownIds):
             return self.planner.node_profile()
         return self.planner.core_profile()
 
+    def count_free_now(self) -> int:
+        """The ``free_now`` of :meth:`count_profile`, without building it."""
+        return self.planner.releases.free_now(
+            "nodes" if self._not_whole == 0 else "cores"
+        )
+
     def hello(self, jobid, priority, userid, t_submit, R):
         """Register a running job and plan its end from R's expiration."""
         super().hello(jobid, priority, userid, t_submit, R)
