@@ -281,9 +281,19 @@ class CountedPlanning:
             planner.drop(jobid, lighten=False)  # left by a pass that planned ranks
         planner.promises.clear()
         planner.promises.update(held)
-        profile = self.count_profile().adjusted(held.values())
-        light = _Lightening(serial, self.count_unit(), profile, last)
-        overcommitted = profile.lowest() < 0
+        profile = light = None
+        overcommitted = False
+
+        def build():
+            nonlocal profile, light, overcommitted
+            profile = self.count_profile().adjusted(held.values())
+            light = _Lightening(serial, self.count_unit(), profile, last)
+            overcommitted = profile.lowest() < 0
+
+        if held:
+            build()
+        # Without reservations, built when the first job does not fit now
+        # (as in _fresh_counted); no job holds one, so nothing is lost.
         ahead = None  # without unreached holders' reservations, built on demand
         ahead_adds: list[tuple[float, float, int]] = []
         holders: set[int] = set()
@@ -308,6 +318,13 @@ class CountedPlanning:
         try:
             for job in self.pending_jobs():
                 jobid = job.jobid
+                if profile is None:
+                    units = self.units(jobid)
+                    if units is not None and units <= self.count_free_now():
+                        if self._start_counted(job, waiting) is not None:
+                            yield
+                            continue
+                    build()
                 light.turn(jobid)
                 nodes = self.units(jobid)
                 duration = job.resource_request.duration
@@ -383,7 +400,8 @@ class CountedPlanning:
         finally:
             # Also when an event cuts the pass short: the next pass starts
             # from what this one saw and did.
-            self._lightening = light.close(self._pending)
+            if light is not None:
+                self._lightening = light.close(self._pending)
         for jobid in list(planner.promises):
             if jobid not in holders:
                 del planner.promises[jobid]
