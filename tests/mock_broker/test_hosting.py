@@ -12,7 +12,7 @@ from mock_broker_helpers import SEED, elapsed, sched, whole_nodes
 from mock_broker.machine import Machine
 from mock_broker.runtime.module_host import ModuleLoadError
 
-# -- the seed guide's minimal scheduler -------------------------------------
+# -- the minimal scheduler of flux-core's guide, Writing a Python Scheduler --
 
 
 def test_seed_minimal_runs_three_jobs_on_two_nodes(make_broker):
@@ -177,7 +177,8 @@ def test_own_and_builtin_arguments_are_accepted(make_broker):
 def test_seed_scheduler_without_init_does_not_check_arguments(make_broker):
     # Upstream behaviour, reproduced: Scheduler.__init_subclass__ installs
     # the unknown-argument check only on classes that define __init__, so
-    # the seed guide's scheduler loads with an argument nobody reads.
+    # the minimal scheduler of flux-core's guide *Writing a Python
+    # Scheduler* loads with an argument nobody reads.
     b = make_broker()
     link = b.load(SEED, ["bogus=1"])
     assert link.running and b.scheduler is link
