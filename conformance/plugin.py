@@ -65,6 +65,7 @@ class KitState:
     budgets: object
     started: str = ""
     t0: float = 0.0
+    interrupted: bool = False
     records: list[ProbeRecord] = field(default_factory=list)
     results: list = field(default_factory=list)
 
@@ -193,7 +194,7 @@ def pytest_configure(config):
     if config.getoption("schedkit_probe_budget"):
         budgets.probe_wall = config.getoption("schedkit_probe_budget")
     if not hasattr(config, "workerinput"):  # the controller (or no xdist)
-        problem = preflight(target)
+        problem = preflight(target, args)
         if problem is not None:
             raise pytest.UsageError(problem)
     state = KitState(
@@ -278,6 +279,32 @@ def pytest_sessionstart(session):
     _pending.clear()
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtestloop(session):
+    """Ctrl-C while the probes run ends the run as interrupted, said in the
+    kit's own words (:func:`pytest_terminal_summary`) instead of pytest's
+    KeyboardInterrupt banner, whose location points into the kit and
+    blames nobody useful.  pytest's own stops (``-x``, ``--maxfail``) and
+    the xdist workers' loops are left as pytest runs them."""
+    state = _state(session.config)
+    if state is None or hasattr(session.config, "workerinput"):
+        return (yield)
+    try:
+        return (yield)
+    except KeyboardInterrupt as exc:
+        if isinstance(exc, session.Interrupted):
+            raise
+        state.interrupted = True
+        return True
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session):
+    state = _state(session.config)
+    if state is not None and state.interrupted:
+        session.exitstatus = pytest.ExitCode.INTERRUPTED
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     state = _state(config)
     if state is None or hasattr(config, "workerinput"):
@@ -285,7 +312,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     from conformance.certificate import build_certificate, write_json, write_junit
     from conformance.report import write_report
 
-    if exitstatus == pytest.ExitCode.INTERRUPTED:
+    if state.interrupted or exitstatus == pytest.ExitCode.INTERRUPTED:
         # No verdict from a partial run: no table, no certificate.
         terminalreporter.write_line(
             f"flux-schedkit conformance: interrupted after {len(_pending)} "

@@ -49,6 +49,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -429,15 +430,21 @@ class Runner:
         return failed("robust.no-hang", probe, text, traceback=stacks)
 
 
-def preflight(target: str, timeout: float = 30.0) -> str | None:
+def preflight(
+    target: str, module_args: Sequence[str] = (), timeout: float = 30.0
+) -> str | None:
     """Import the module in a child: return a one-line message for a
     usage/input error (file not found, syntax error, ImportError/exception
-    at import, a dotted module that cannot be found, a missing ``:Class``);
-    None if it imported, or if it hung or crashed (those become failed
-    clauses later, not usage errors).  The child is killed after *timeout*
-    seconds and always reaped."""
+    at import, a dotted module that cannot be found, a missing ``:Class``,
+    *module_args* that the module refuses at load although it loads
+    without them); None if it imported, or if it hung or crashed, or
+    failed to load even without arguments (those become failed clauses
+    later, not usage errors).  The child is killed after *timeout* seconds
+    and always reaped."""
     res_r, res_w = os.pipe()
     args = ["--preflight", target, "--results-fd", str(res_w)]
+    if module_args:
+        args += ["--preflight-args", json.dumps(list(module_args))]
     try:
         proc = _spawn(args, (res_w,), subprocess.DEVNULL)
     except BaseException:

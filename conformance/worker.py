@@ -27,8 +27,10 @@ the parent quotes as evidence.
   worker ends itself with ``os._exit(70)`` (:data:`EXIT_WATCHDOG`).
 * End of file on the request pipe, or ``{"op": "exit"}``, ends the worker.
 
-``--preflight TARGET`` only imports the target and answers
-``{"type": "preflight", "error": TEXT or null}``.
+``--preflight TARGET`` only imports the target (and, with
+``--preflight-args JSON``, loads it on a mock broker with and without
+those arguments, to tell arguments it refuses from a module that cannot
+load) and answers ``{"type": "preflight", "error": TEXT or null}``.
 
 .. rubric:: Budgets enforced here (see :mod:`conformance.runner`)
 
@@ -424,11 +426,13 @@ def _set_memory_limit(mb: int) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
 
 
-def preflight(target: str, channel: _Channel) -> None:
-    """Import *target* once; send ``{"type": "preflight", "error": ...}``."""
+def preflight(target: str, args: list[str], channel: _Channel) -> None:
+    """Import *target* once and, given *args*, see whether the module
+    refuses them; send ``{"type": "preflight", "error": ...}``."""
     from mock_broker import flux_substitute
 
     flux_substitute.install()
+    from mock_broker.runtime.load_check import refused_args
     from mock_broker.runtime.module_host import ModuleLoadError, _load_python_module
 
     path, colon, cls = target.partition(":")
@@ -440,6 +444,11 @@ def preflight(target: str, channel: _Channel) -> None:
     else:
         if colon and not isinstance(getattr(module, cls, None), type):
             error = f"{target}: no class {cls!r} in {path}"
+        elif refused := refused_args(target, args):
+            # Arguments the module refuses are the caller's input error; a
+            # module that cannot load even without them is left to the
+            # clauses (load.reaches-reactor), with evidence.
+            error = f"--args: the module refuses them: {refused}"
     channel.send({"type": "preflight", "error": error})
 
 
@@ -449,6 +458,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--results-fd", type=int, required=True)
     parser.add_argument("--memory-mb", type=int, default=4096)
     parser.add_argument("--preflight", metavar="TARGET")
+    parser.add_argument("--preflight-args", default="[]", metavar="JSON")
     opts = parser.parse_args(argv)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     for fd in (opts.requests_fd, opts.results_fd):  # not for the module's children
@@ -458,7 +468,7 @@ def main(argv: list[str] | None = None) -> None:
     if opts.preflight is not None:
         _set_memory_limit(opts.memory_mb)
         try:
-            preflight(opts.preflight, channel)
+            preflight(opts.preflight, json.loads(opts.preflight_args), channel)
         finally:
             _real_exit(0)  # whatever the module left running
     faulthandler.enable(file=sys.stderr, all_threads=True)

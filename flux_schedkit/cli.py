@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import sys
 from collections.abc import Sequence
 
 from flux_schedkit.console import guarded
@@ -39,9 +40,23 @@ COMMANDS: dict[str, str] = {
 }
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, except that help written to a closed pipe
+    (``--help | head -0``) raises :class:`BrokenPipeError`, to be reported
+    as for every subcommand; argparse itself drops write errors, which
+    ended such a run silently with status 0."""
+
+    def _print_message(self, message: str, file=None) -> None:
+        if message and file is sys.stdout:
+            file.write(message)
+            file.flush()
+        else:
+            super()._print_message(message, file)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Return the top-level parser with one subparser per entry of COMMANDS."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="flux-schedkit",
         description="Run, locate and check schedulers for the Flux resource "
         "manager written with flux-python's scheduler framework.",
@@ -67,16 +82,37 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     Returns the exit status.  Usage errors, an unknown subcommand among
     them, are reported by argparse on stderr and give status 2; ``--help``
-    gives 0.  For every subcommand, Ctrl-C gives 130 and a closed output
-    pipe (``| head``) 1, each with a one-line message on stderr
-    (:func:`flux_schedkit.console.guarded`).
+    gives 0.  For every subcommand and for ``--help``, Ctrl-C gives 130
+    and a closed output pipe (``| head``) 1, each with a one-line message
+    on stderr (:func:`flux_schedkit.console.guarded`).
     """
     parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parsed: list[argparse.Namespace] = []
+    status = guarded(_command_named(argv), lambda: _parse(parser, argv, parsed))
+    if not parsed:  # --help, a usage error, or help into a closed pipe
+        return status
+    args = parsed[0]
+    return int(guarded(args.command, lambda: args.run(args)))
+
+
+def _parse(
+    parser: argparse.ArgumentParser,
+    argv: list[str],
+    parsed: list[argparse.Namespace],
+) -> int:
+    """Parse *argv* into *parsed*; the status of ``--help`` or a usage error."""
     try:
-        args = parser.parse_args(argv)
+        parsed.append(parser.parse_args(argv))
     except SystemExit as exc:
         return _exit_status(exc)
-    return int(guarded(args.command, lambda: args.run(args)))
+    return 0
+
+
+def _command_named(argv: list[str]) -> str:
+    """The subcommand *argv* names ("" for none): the top-level parser
+    takes no option with a value, so it is the first word not an option."""
+    return next((word for word in argv if not word.startswith("-")), "")
 
 
 def _exit_status(exc: SystemExit) -> int:
@@ -88,6 +124,4 @@ def _exit_status(exc: SystemExit) -> int:
 
 
 if __name__ == "__main__":
-    import sys
-
     sys.exit(main())

@@ -18,9 +18,11 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
 def say(command: str, text: str) -> None:
-    """Print ``flux-schedkit COMMAND: TEXT`` on stderr (if it is open)."""
+    """Print ``flux-schedkit COMMAND: TEXT`` on stderr (if it is open);
+    ``flux-schedkit: TEXT`` when *command* is empty (no subcommand)."""
+    prog = f"flux-schedkit {command}" if command else "flux-schedkit"
     try:
-        print(f"flux-schedkit {command}: {text}", file=sys.stderr, flush=True)
+        print(f"{prog}: {text}", file=sys.stderr, flush=True)
     except (BrokenPipeError, ValueError):
         pass  # stderr went away too (2>&1 | head): nothing left to tell
 

@@ -287,15 +287,7 @@ def check_args(policy: str | Path, args: Sequence[str]) -> str | None:
 
     if not flux_substitute.install():
         return None  # a real libflux is loaded here: the broker will check
-    from mock_broker.runtime.broker import MockBroker
-    from mock_broker.runtime.module_host import ModuleLoadError
+    from mock_broker.runtime.load_check import load_error
 
-    broker = MockBroker()
-    try:
-        path = policy if isinstance(policy, Path) else reference_path(policy)
-        broker.load(str(path), list(args))
-    except ModuleLoadError as exc:
-        return str(exc)
-    finally:
-        broker.close()
-    return None
+    path = policy if isinstance(policy, Path) else reference_path(policy)
+    return load_error(str(path), args)

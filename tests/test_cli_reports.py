@@ -85,6 +85,29 @@ def test_a_closed_pipe_is_status_1_and_one_line_for_every_command(argv, tmp_path
     )
 
 
+@pytest.mark.parametrize(
+    "argv, prog",
+    [
+        (["--help"], "flux-schedkit"),
+        (["conform", "--help"], "flux-schedkit conform"),
+        (["run", "-h"], "flux-schedkit run"),
+    ],
+    ids=["--help", "conform --help", "run -h"],
+)
+def test_help_into_a_closed_pipe_is_status_1_and_one_line(argv, prog):
+    # argparse drops the write error: this used to end with status 0.
+    proc = with_closed_stdout(*argv)
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr == f"{prog}: output closed early (broken pipe)\n"
+
+
+def test_help_read_in_full_is_status_0():
+    proc = schedkit("conform", "--help")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("usage: flux-schedkit conform")
+    assert proc.stderr == ""
+
+
 def test_ctrl_c_inside_a_callback_ends_run_as_an_interrupt():
     proc = schedkit(
         "run", "--scheduler", f"{RAISING}:InterruptedInSchedule", "cancel-pending-job"
@@ -98,10 +121,13 @@ def test_ctrl_c_inside_a_callback_ends_conform_as_an_interrupt(tmp_path):
     cert = tmp_path / "c.json"
     proc = conform_one_clause("InterruptedInSchedule", cert)
     assert proc.returncode == 130, proc.stdout + proc.stderr
-    assert proc.stderr.splitlines()[-1] == "flux-schedkit conform: interrupted"
+    assert proc.stderr == "flux-schedkit conform: interrupted\n"
     assert "robust.no-crash" not in proc.stdout
     assert "interrupted after" in proc.stdout and "no verdict" in proc.stdout
     assert "Traceback" not in proc.stdout + proc.stderr
+    # Only the kit's words: not pytest's KeyboardInterrupt banner.
+    assert "KeyboardInterrupt" not in proc.stdout
+    assert "!!!" not in proc.stdout
     assert not cert.exists()
 
 

@@ -9,9 +9,11 @@ three reference schedulers one after another.
 --scheduler takes fifo, easy or conservative (a reference scheduler; its
 policy is implied), a PATH.py, or a pkg.module, either with :Class.
 
-Exit status: 0 if every applicable clause passed; 1 if any failed; 2 for a
-usage or input error (module file not found, syntax or import error in it,
-bad argument); 130 if interrupted (Ctrl-C).
+Exit status: 0 if every applicable clause passed; 1 if any failed (a
+module that fails to load even without --args fails load.reaches-reactor);
+2 for a usage or input error (module file not found, syntax or import error
+in it, bad argument, --args the module refuses at load although it loads
+without them); 130 if interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
@@ -123,6 +125,11 @@ def _pytest_args(args, target: str, policy: str, suffix: str) -> list[str]:
         "--tb=no",
         "-q" if not args.verbose else "-v",
         "--no-header",
+        # This command has imported flux_schedkit and conformance before
+        # pytest starts, so pytest cannot rewrite their asserts (they hold
+        # none that tests rely on) and would warn about it on every run.
+        "-W",
+        "ignore::pytest.PytestAssertRewriteWarning",
         "--schedkit-scheduler",
         target,
         "--schedkit-args",

@@ -56,19 +56,29 @@ def test_correct_module_passes_selected_clauses_and_writes_files(tmp_path, capsy
     assert "<testcase" in junit.read_text()
 
 
-def test_a_failed_clause_exits_1_with_evidence(capsys):
-    status = _conform(
-        "--scheduler",
-        str(GALLERY / "correct_fifo.py"),
-        "--policy",
-        "easy",
-        "-k",
-        "policy.easy-backfill",
-    )
+@pytest.mark.parametrize(
+    "module, options, clause, evidence",
+    [
+        ("correct_fifo.py", ["--policy", "easy"], "policy.easy-backfill", "source:"),
+        # A module that cannot load even without its --args is at fault
+        # itself: a failed clause with evidence, not a usage error.
+        (
+            "load_reaches_reactor.py",
+            ["--args", "queue-depth=4"],
+            "load.reaches-reactor",
+            "RuntimeError: site configuration not found",
+        ),
+    ],
+    ids=["policy", "load-fails-even-without-args"],
+)
+def test_a_failed_clause_exits_1_with_evidence(
+    module, options, clause, evidence, capsys
+):
+    status = _conform("--scheduler", str(GALLERY / module), *options, "-k", clause)
     out = capsys.readouterr().out
     assert status == 1, out
-    assert "FAIL policy.easy-backfill" in out
-    assert "source:" in out
+    assert f"FAIL {clause}" in out
+    assert evidence in out
 
 
 @pytest.mark.parametrize(
@@ -99,6 +109,28 @@ def test_usage_and_input_errors_exit_2_in_one_line(argv, needle, capsys):
     assert status == 2, text
     assert needle in text
     assert "Traceback" not in text
+
+
+def test_arguments_the_module_refuses_exit_2_in_one_line_before_any_clause(capsys):
+    # As `run` does: the module loads without them, so they are the user's
+    # input error, not a clause the module fails.
+    status = _conform(
+        "--scheduler",
+        str(GALLERY / "correct_fifo.py"),
+        "--args",
+        "queue-depth=0",
+        "-k",
+        "stats.answers",
+    )
+    captured = capsys.readouterr()
+    assert status == 2, captured.out + captured.err
+    [line] = [line for line in captured.err.splitlines() if line.strip()]
+    assert line == (
+        "ERROR: --args: the module refuses them: correct_fifo: queue-depth='0' "
+        "is invalid: expected a positive integer or 'unlimited'"
+    )
+    assert "flux-schedkit conformance" not in captured.out  # no clause ran
+    assert "stats.answers" not in captured.out
 
 
 def test_bad_policy_is_a_usage_error(capsys):
@@ -161,7 +193,12 @@ def test_ctrl_c_ends_the_run_with_130_and_no_traceback(tmp_path):
             proc.wait()
     assert proc.returncode == 130, out + err
     assert "Traceback" not in out + err
-    assert "interrupted" in err
+    assert err == "flux-schedkit conform: interrupted\n"
+    # The kit says it was interrupted; pytest's banner (a "!!! Keyboard
+    # Interrupt !!!" rule and a location inside the kit) is not shown.
+    assert "interrupted after 0 probes; no verdict, no certificate" in out
+    for banner in ("KeyboardInterrupt", "!!!", "--full-trace", "runner.py"):
+        assert banner not in out, out
 
 
 def test_plain_pytest_with_the_plugin_certifies_a_module(tmp_path):

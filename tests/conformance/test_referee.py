@@ -1,8 +1,9 @@
 """The referee against deliberately broken schedulers (schedulers/broken.py).
 
 Each fault is reported with the right violation kind and an excerpt whose
-marked line is the offending message; the seed guide's correct scheduler
-goes through every one of these sequences without a violation.
+marked line is the offending message; the minimal scheduler of flux-core's
+guide *Writing a Python Scheduler* goes through every one of these sequences
+without a violation.
 """
 
 from __future__ import annotations

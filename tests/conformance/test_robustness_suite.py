@@ -157,8 +157,9 @@ def test_correct_schedulers_deny_every_hostile_jobspec(name):
 
 
 def test_the_upstream_parser_alone_allocates_the_lenient_cases():
-    """The seed guide's scheduler leaves parsing to flux-python: the kit
-    fails it on exactly the cases that parser accepts."""
+    """The minimal scheduler of flux-core's guide *Writing a Python
+    Scheduler* leaves parsing to flux-python: the kit fails it on exactly
+    the cases that parser accepts."""
     findings, stats = execute(HOSTILE, str(SEED_MINIMAL))
     allocated = {n for n, o in stats["hostile_outcomes"].items() if o == "allocated"}
     assert allocated == UPSTREAM_LENIENT

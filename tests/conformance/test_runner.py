@@ -344,6 +344,22 @@ def test_preflight_reports_a_missing_class(tmp_path):
     assert message is not None and "NoSuchClass" in message
 
 
+def test_preflight_reports_arguments_the_module_refuses():
+    message = preflight(str(GALLERY / "correct_fifo.py"), ["queue-depth=0"])
+    assert message == (
+        "--args: the module refuses them: correct_fifo: queue-depth='0' is "
+        "invalid: expected a positive integer or 'unlimited'"
+    )
+    assert preflight(str(GALLERY / "correct_fifo.py"), ["queue-depth=4"]) is None
+
+
+def test_preflight_leaves_a_module_that_cannot_load_at_all_to_the_clauses():
+    # It fails without arguments too: load.reaches-reactor, with evidence.
+    assert (
+        preflight(str(GALLERY / "load_reaches_reactor.py"), ["queue-depth=0"]) is None
+    )
+
+
 @pytest.mark.parametrize("module", ["loop_at_import", "hang_gil_import"])
 def test_preflight_leaves_a_hang_at_import_to_the_clauses(module):
     assert preflight(str(GALLERY / f"{module}.py"), timeout=2.0) is None

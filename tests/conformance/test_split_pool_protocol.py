@@ -1,7 +1,7 @@
 """Schedulers loaded with ``pool-class=`` naming the SplitPool pass the
 protocol suite, clause by clause: the reference schedulers, and two that
-are not built on ``flux_sched_base`` (the seed guide's minimal example and
-the kit's gallery FIFO).  In process, as in ``test_protocol_suite.py``;
+are not built on ``flux_sched_base`` (the minimal example of flux-core's
+guide *Writing a Python Scheduler* and the kit's gallery FIFO).  In process, as in ``test_protocol_suite.py``;
 ``flux-schedkit conform --args "pool-class=flux_sched_base.split_pool"``
 runs the whole kit."""
 

@@ -10,9 +10,11 @@ import pytest
 from mock_broker_helpers import SEED, elapsed, sched, whole_nodes
 
 from mock_broker.machine import Machine
+from mock_broker.runtime import load_check
+from mock_broker.runtime.load_check import refused_args
 from mock_broker.runtime.module_host import ModuleLoadError
 
-# -- the seed guide's minimal scheduler -------------------------------------
+# -- the minimal scheduler of flux-core's guide *Writing a Python Scheduler* --
 
 
 def test_seed_minimal_runs_three_jobs_on_two_nodes(make_broker):
@@ -177,7 +179,8 @@ def test_own_and_builtin_arguments_are_accepted(make_broker):
 def test_seed_scheduler_without_init_does_not_check_arguments(make_broker):
     # Upstream behaviour, reproduced: Scheduler.__init_subclass__ installs
     # the unknown-argument check only on classes that define __init__, so
-    # the seed guide's scheduler loads with an argument nobody reads.
+    # the minimal scheduler of flux-core's guide *Writing a Python
+    # Scheduler* loads with an argument nobody reads.
     b = make_broker()
     link = b.load(SEED, ["bogus=1"])
     assert link.running and b.scheduler is link
@@ -195,6 +198,29 @@ def test_exception_in_init(make_broker):
     assert text == (
         "hosting_faults: RuntimeError: cannot read policy file /etc/policy.toml"
     )
+
+
+# -- refused arguments: the caller's error, told from a module's own fault ------
+
+
+def test_arguments_a_module_refuses_are_told_by_its_own_message():
+    assert refused_args(SEED, ["queue-depth=0"]) == (
+        "seed_minimal: queue-depth='0' is invalid: "
+        "expected a positive integer or 'unlimited'"
+    )
+
+
+def test_arguments_the_module_takes_or_none_are_not_refused():
+    assert refused_args(SEED, ["queue-depth=4"]) is None
+    assert refused_args(SEED, []) is None
+
+
+def test_a_module_that_fails_even_without_arguments_refuses_nothing():
+    # Its load error is its own fault, not the arguments'.
+    target = sched("hosting_faults.py:RaisesInInit")
+    assert load_check.load_error(target, ["queue-depth=0"]) is not None
+    assert load_check.load_error(target) is not None
+    assert refused_args(target, ["queue-depth=0"]) is None
 
 
 def test_module_that_returns_before_running(make_broker):

@@ -22,7 +22,7 @@ def scheduler_path():
 
 @pytest.fixture
 def seed(scheduler_path) -> str:
-    """The seed guide's minimal scheduler."""
+    """The minimal scheduler of flux-core's guide *Writing a Python Scheduler*."""
     return scheduler_path("seed_minimal.py")
 
 

@@ -1,5 +1,6 @@
-"""Every library scenario passes against the seed guide's minimal scheduler,
-and the ones that can tell a faulty scheduler apart do."""
+"""Every library scenario passes against the minimal scheduler of
+flux-core's guide *Writing a Python Scheduler*, and the ones that can tell
+a faulty scheduler apart do."""
 
 from __future__ import annotations
 

@@ -1,9 +1,10 @@
 """Test schedulers that annotate pending jobs (for the annotation scenarios).
 
-``AnnotatingScheduler`` is the seed guide's minimal scheduler plus a
-``forecast()`` that sets ``sched.reason_pending`` and ``sched.jobs_ahead`` on
-every queued job; it relies on ``AllocRequest.success(clear=True)`` to null
-them when the job starts.  ``StaleAnnotationsScheduler`` starts jobs with
+``AnnotatingScheduler`` is the minimal scheduler of flux-core's guide
+*Writing a Python Scheduler* plus a ``forecast()`` that sets
+``sched.reason_pending`` and ``sched.jobs_ahead`` on every queued job; it
+relies on ``AllocRequest.success(clear=True)`` to null them when the job
+starts.  ``StaleAnnotationsScheduler`` starts jobs with
 ``clear=False``, leaving those keys behind, which the annotation-clearing
 scenario must catch.
 """

@@ -1,7 +1,7 @@
 """Deliberately broken schedulers, each breaking one RFC 27 rule.
 
-Every class is the seed guide's policy (:class:`Placing`) with one fault;
-load one as ``broken.py:ClassName``.
+Every class is the policy of flux-core's guide *Writing a Python Scheduler*
+(:class:`Placing`) with one fault; load one as ``broken.py:ClassName``.
 """
 
 import errno

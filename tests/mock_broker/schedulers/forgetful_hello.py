@@ -1,8 +1,9 @@
 """A faulty test scheduler: it ignores the jobs hello reports.
 
-It is the seed guide's minimal scheduler with a ``hello()`` that does not
-mark the running job's R allocated, so it hands those nodes out again; the
-referee reports the overlap (``R-overlap``).
+It is the minimal scheduler of flux-core's guide *Writing a Python Scheduler*
+with a ``hello()`` that does not mark the running job's R allocated, so it
+hands those nodes out again; the referee reports the overlap
+(``R-overlap``).
 """
 
 import heapq

@@ -1,4 +1,5 @@
-"""The seed guide's generator-based example: one job per reactor iteration."""
+"""The generator-based example of flux-core's guide *Writing a Python Scheduler*:
+one job per reactor iteration."""
 
 import heapq
 

@@ -1,4 +1,5 @@
-"""The seed guide's minimal example, written as a third-party author would."""
+"""The minimal example of flux-core's guide *Writing a Python Scheduler*,
+written as a third-party author would."""
 
 import heapq
 
