@@ -44,6 +44,7 @@ from flux_sched_base.annotations import BACKFILLED, Annotations, success_annotat
 from flux_sched_base.answers import KnownIds
 from flux_sched_base.jobspec import jobspec_problem
 from flux_sched_base.planner import Planner
+from flux_sched_base.pool import Pool
 
 
 def queue_order(job: PendingJob):
@@ -83,6 +84,11 @@ class PlanningScheduler(KnownIds):
     #: ``queue-depth=``, ``log-level=`` and ``pool-class=``.  Subclasses add
     #: theirs; options of every class in the MRO are collected.
     options: tuple[argsmod.Option, ...] = ()
+
+    #: flux-python's pool hook: :class:`~flux_sched_base.pool.Pool`, its
+    #: ``Rv1Pool`` with a cheaper resource summary (``pool-class=`` still
+    #: names another).
+    pool_class = Pool
 
     #: Skipped jobs between two yields when a pass only does cheap checks.
     CHEAP_YIELD_EVERY = 64

@@ -44,10 +44,8 @@ explains the semantics with examples.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 
-from flux.resource import InfeasibleRequest, InsufficientResources, ResourcePool
-from flux.resource.ResourcePoolImplementation import ResourcePoolImplementation
+from flux.resource import InfeasibleRequest, InsufficientResources
 from flux.resource.Rv1Pool import Rv1Pool
 
 from flux_sched_base.even_split import (
@@ -60,6 +58,7 @@ from flux_sched_base.even_split import (
     near_layouts,
     shorten,
 )
+from flux_sched_base.pool import Rv1SummaryPool, VersionedPool
 
 #: The pool's keyword arguments and their defaults (libEnsemble's).
 OPTIONS = {"split2fit": True, "match_slots": True}
@@ -73,7 +72,7 @@ def _flag(name: str, value) -> bool:
     raise ValueError(f"pool option {name}={value!r}: expected True or False")
 
 
-class Rv1SplitPool(Rv1Pool):
+class Rv1SplitPool(Rv1SummaryPool):
     """flux-python's ``Rv1Pool`` with even-split, matching-id placement.
 
     Everything but the choice of resources is ``Rv1Pool``'s: R parsing,
@@ -374,7 +373,7 @@ class Rv1SplitPool(Rv1Pool):
         )
 
 
-class SplitPool(ResourcePool):
+class SplitPool(VersionedPool):
     """The pool to name in ``pool_class`` or ``pool-class=``: dispatches R
     by version to :class:`Rv1SplitPool`.
 
@@ -382,21 +381,10 @@ class SplitPool(ResourcePool):
     ``pool_kwargs``) override the class's :attr:`defaults`.
     """
 
-    _impl_map = {1: Rv1SplitPool}
+    impl_classes = {1: Rv1SplitPool}
 
     #: Option values of this class, unless ``pool_kwargs`` say otherwise.
     defaults: dict = {}
-
-    def __init__(self, R=None, log=None, **kwargs):
-        if not isinstance(R, ResourcePoolImplementation):
-            if isinstance(R, str):
-                R = json.loads(R)
-            version = R.get("version", 1) if isinstance(R, Mapping) else 1
-            impl_class = self._impl_map.get(version)
-            if impl_class is None:
-                raise ValueError(f"R version {version} not supported by SplitPool")
-            R = impl_class(R, log=log, **{**self.defaults, **kwargs})
-        super().__init__(R)
 
     @property
     def interchangeable_units(self) -> frozenset[str]:

@@ -61,7 +61,7 @@ def arguments(policy: str) -> dict[str, str]:
     out = {
         "queue-depth": str(cls.queue_depth),
         "log-level": "info",
-        "pool-class": "Rv1Pool",
+        "pool-class": "Rv1SummaryPool",
     }
     for opt in argsmod.collect(cls.__mro__):
         out[opt.name] = argsmod.format_value(opt.default)
