@@ -248,3 +248,33 @@ def test_profile_from_totals_equals_the_general_constructor(now, free_now, total
         general.free_now,
         general.capacity,
     )
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    p=fragmented_profiles(),
+    holds=st.lists(
+        st.tuples(
+            st.integers(-10, 70),
+            st.one_of(st.integers(1, 50), st.just(None)),
+            st.integers(-3, 3).filter(bool),
+        ),
+        max_size=10,
+    ),
+)
+def test_adjusted_equals_holding_one_by_one(p, holds):
+    items = [
+        (float(start), INF if span is None else float(start + span), n)
+        for start, span, n in holds
+    ]
+    original = (list(p.t), list(p.f))
+    one_by_one = p.copy()
+    for start, end, n in items:
+        one_by_one.hold(start, end, n)
+    swept = p.adjusted(items)
+    assert (swept.t, swept.f, swept.free_now) == (
+        one_by_one.t,
+        one_by_one.f,
+        one_by_one.free_now,
+    )
+    assert (p.t, p.f) == original  # a new profile; this one is untouched
