@@ -86,8 +86,8 @@ class PlanningScheduler(KnownIds):
     options: tuple[argsmod.Option, ...] = ()
 
     #: flux-python's pool hook: :class:`~flux_sched_base.pool.Pool`, its
-    #: ``Rv1Pool`` with a cheaper resource summary (``pool-class=`` still
-    #: names another).
+    #: ``Rv1Pool`` with the resource summary and R's idsets written in plain
+    #: Python (``pool-class=`` still names another).
     pool_class = Pool
 
     #: Skipped jobs between two yields when a pass only does cheap checks.
