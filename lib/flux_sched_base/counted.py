@@ -190,10 +190,7 @@ class CountedPlanning:
         for jobid in list(planner.reservations):
             planner.drop(jobid, lighten=False)  # left by a pass that planned ranks
         planner.promises.clear()
-        # Built when the first job does not fit now: until then the profile
-        # holds running jobs only, whose free units never shrink over time,
-        # so a job that fits now fits for its whole time limit.
-        profile = None
+        profile = None  # built when the first job does not fit now
         least = self.least_units()
         failed = _Frontier()  # (units, end) that did not fit now
         holders: set[int] = set()
@@ -201,11 +198,9 @@ class CountedPlanning:
         waiting = False
         for job in self.pending_jobs():
             if profile is None:
-                units = self.units(job.jobid)
-                if units is not None and units <= self.count_free_now():
-                    if self._start_counted(job, waiting) is not None:
-                        yield
-                        continue
+                if self._start_before_planning(job, waiting):
+                    yield
+                    continue
                 profile = self.count_profile()
             reserving = len(holders) < depth
             if not reserving and profile.free_now < least:
@@ -292,8 +287,8 @@ class CountedPlanning:
 
         if held:
             build()
-        # Without reservations, built when the first job does not fit now
-        # (as in _fresh_counted); no job holds one, so nothing is lost.
+        # Without reservations, built when the first job does not fit now;
+        # no job holds one, so the lightening record lost is empty.
         ahead = None  # without unreached holders' reservations, built on demand
         ahead_adds: list[tuple[float, float, int]] = []
         holders: set[int] = set()
@@ -319,11 +314,9 @@ class CountedPlanning:
             for job in self.pending_jobs():
                 jobid = job.jobid
                 if profile is None:
-                    units = self.units(jobid)
-                    if units is not None and units <= self.count_free_now():
-                        if self._start_counted(job, waiting) is not None:
-                            yield
-                            continue
+                    if self._start_before_planning(job, waiting):
+                        yield
+                        continue
                     build()
                 light.turn(jobid)
                 nodes = self.units(jobid)
@@ -452,6 +445,19 @@ class CountedPlanning:
             if nodes is not None and item.start >= now:
                 held[jobid] = (item.start, item.end, nodes)
         return held
+
+    def _start_before_planning(self, job, waiting: bool) -> bool:
+        """Start *job* if it fits in the units free now, before a pass has
+        built its profile; True if it was started or denied.
+
+        Until a pass holds anything, the profile would hold running jobs
+        only, whose free units never shrink over time: a job that fits now
+        fits for its whole time limit, so no profile is needed to say so.
+        """
+        units = self.units(job.jobid)
+        if units is None or units > self.count_free_now():
+            return False
+        return self._start_counted(job, waiting) is not None
 
     def _hold_counts(self, profile, ahead, start: float, duration, nodes: int):
         """Hold a start or reservation in both profiles; return its end."""
