@@ -60,16 +60,21 @@ class _Lightening:
     """Where the plan of an unlimited-depth pass got lighter, and when.
 
     A holder placed at its earliest fit stays there as long as the plan
-    gets no lighter before its reservation ends: every earlier start was
-    ruled out by a window that has lost nothing since.  The plan gets
-    lighter between passes (a job ends early, a reservation is dropped,
-    resources come up: found by comparing the new profile with the one
-    the last pass left) and within a pass (a holder placed again leaves
-    part of its old slot).  For each job this keeps the earliest time made
-    lighter since its last turn, so a pass asks "can this holder start
-    earlier?" with one comparison instead of a search.  Knowledge is lost,
-    never guessed: a job without a record is searched for.
+    gets no lighter within the window of an earlier start: every earlier
+    start was ruled out by a window that has lost nothing since.  The plan
+    gets lighter between passes (a job ends early, a reservation is
+    dropped, resources come up: found by comparing the new profile with
+    the one the last pass left) and within a pass (a holder placed again
+    leaves part of its old slot).  For each job this keeps the span
+    ``[first, last)`` that covers every stretch made lighter since its last
+    turn, so a pass asks "can this holder start earlier?" with one
+    comparison (nothing lighter before its reservation ends), and
+    otherwise searches only the starts before *last*: the window of a
+    start that fits now must overlap a stretch made lighter.  Knowledge is
+    lost, never guessed: a job without a record is searched for in full.
     """
+
+    _UNKNOWN = (-INF, INF)
 
     def __init__(self, serial: int, unit, profile, last: _Lightening | None):
         #: The pass's number (:meth:`CountedPlanning.next_pass_serial`).
@@ -77,23 +82,30 @@ class _Lightening:
         self.unit = unit
         self.profile = profile
         if last is not None and last.unit == unit:
-            #: The earliest time made lighter since the pass began (running).
-            self.since_begin = profile.first_lighter(last.profile)
+            #: The span made lighter since the pass began (running).
+            self.since_begin = profile.lighter_span(last.profile)
             self._before = last.after
         else:
-            self.since_begin = -INF
+            self.since_begin = self._UNKNOWN
             self._before = {}
         self._turns: list[int] = []
-        self._log: list[tuple[int, float]] = []  # (turn, earliest lighter time)
+        self._log: list[tuple[int, float, float]] = []  # (turn, first, last)
         self._released: tuple[float, float] | None = None
         self._placed: tuple[float, float] | None = None
-        #: For each job: the earliest time made lighter after its turn.
-        self.after: dict[int, float] = {}
+        #: For each job: the span made lighter after its turn.
+        self.after: dict[int, tuple[float, float]] = {}
+
+    def span(self, jobid: int) -> tuple[float, float]:
+        """``(first, last)``: every stretch of the plan made lighter since
+        *jobid*'s last turn lies within it (``(inf, -inf)``: none)."""
+        first, last = self._before.get(jobid, self._UNKNOWN)
+        begin_first, begin_last = self.since_begin
+        return min(first, begin_first), max(last, begin_last)
 
     def unchanged_before(self, jobid: int, end: float) -> bool:
         """Has the plan got lighter nowhere before *end* since *jobid*'s
         last turn?"""
-        return min(self.since_begin, self._before.get(jobid, -INF)) >= end
+        return self.span(jobid)[0] >= end
 
     def turn(self, jobid: int) -> None:
         """The pass reaches *jobid*."""
@@ -121,25 +133,27 @@ class _Lightening:
             lighter = max(start, placed[1])
         else:
             return  # the new slot covers the old one
-        if lighter < self.since_begin:
-            self.since_begin = lighter
-        self._log.append((len(self._turns) - 1, lighter))
+        first, last = self.since_begin
+        self.since_begin = (min(first, lighter), max(last, end))
+        self._log.append((len(self._turns) - 1, lighter, end))
 
     def close(self, pending) -> _Lightening:
         """End the pass (complete or cut short); return what the next
         pass needs."""
         self._settle()
         after, log = self.after, self._log
-        least, k = INF, len(log) - 1
+        first, last, k = INF, -INF, len(log) - 1
         for p in range(len(self._turns) - 1, -1, -1):
             while k >= 0 and log[k][0] > p:
-                least = min(least, log[k][1])
+                first = min(first, log[k][1])
+                last = max(last, log[k][2])
                 k -= 1
-            after[self._turns[p]] = least
+            after[self._turns[p]] = (first, last)
         # Jobs a pass cut short did not reach: their last turn was before.
-        for jobid, lighter in self._before.items():
+        begin_first, begin_last = self.since_begin
+        for jobid, (first, last) in self._before.items():
             if jobid not in after and jobid in pending:
-                after[jobid] = min(lighter, self.since_begin)
+                after[jobid] = (min(first, begin_first), max(last, begin_last))
         self._before = {}
         return self
 
@@ -414,13 +428,17 @@ class CountedPlanning:
         if window(start) != until:
             # The instance's expiration moved its windows.
             return (not profile.free_before(start, nodes)), None
-        if light.unchanged_before(jobid, until):
+        first, last = light.span(jobid)
+        if first >= until:
+            return True, None  # nothing lighter before its reservation ends
+        # Only a start whose window overlaps a stretch made lighter (all
+        # before *last*) can fit now.  Its own reservation covers the part
+        # of every earlier window from *start* on, so windows are searched
+        # up to *start* only.
+        before = min(start, last)
+        if not profile.free_before(before, nodes):
             return True, None
-        if not profile.free_before(start, nodes):
-            return True, None
-        # Its own reservation covers the part of every earlier window from
-        # *start* on, so windows are searched up to *start* only.
-        earlier = profile.earliest(nodes, lambda t: min(window(t), start), before=start)
+        earlier = profile.earliest(nodes, window, before=before, cap=start)
         return earlier is None, earlier
 
     def _held_counts(self) -> dict[int, tuple[float, float, int]]:
@@ -499,4 +517,10 @@ class CountedPlanning:
                     self.annotations.clear(job)
 
     def _estimate(self, job, start: float) -> None:
-        self.annotations.update(job, t_estimate=start, reason_pending=REASON_RESOURCES)
+        annotations = self.annotations
+        if (
+            annotations.get(job.jobid, "t_estimate") == start
+            and annotations.get(job.jobid, "reason_pending") == REASON_RESOURCES
+        ):
+            return  # the usual case for a holder kept as it was
+        annotations.update(job, t_estimate=start, reason_pending=REASON_RESOURCES)

@@ -302,25 +302,35 @@ class NodeProfile:
         j = bisect.bisect_left(self.t, when)
         return any(map(nodes.__le__, itertools.islice(self.f, j)))
 
-    def first_lighter(self, before: NodeProfile) -> float:
-        """The earliest time from now at which more nodes are free here
-        than in *before* (an earlier profile of the same nodes, from an
-        earlier or the same now); ``math.inf`` if there is none."""
+    def lighter_span(self, before: NodeProfile) -> tuple[float, float]:
+        """Where more nodes are free here than in *before* (an earlier
+        profile of the same nodes, from an earlier or the same now), from
+        now on: ``(first, last)``, the first instant that has more free and
+        the end of the last stretch that does (``math.inf`` if it lasts
+        forever); ``(math.inf, -math.inf)`` if there is none."""
         t, f = self.t, self.f
         bt, bf = before.t, before.f
         j = bisect.bisect_right(bt, t[0]) - 1
         if j < 0:
-            return t[0]  # *before* says nothing about now
+            return t[0], INF  # *before* says nothing about now
         i, n, m = 0, len(t), len(bt)
         when = t[0]
+        first, last = INF, -INF
+        lighter = False
         while True:
             if f[i] > bf[j]:
-                return when
+                if not lighter:
+                    lighter = True
+                    if first == INF:
+                        first = when
+            elif lighter:
+                lighter = False
+                last = when
             mine = t[i + 1] if i + 1 < n else INF
             theirs = bt[j + 1] if j + 1 < m else INF
             when = mine if mine < theirs else theirs
             if when == INF:
-                return INF
+                return first, (INF if lighter else last)
             if mine == when:
                 i += 1
             if theirs == when:
@@ -366,9 +376,11 @@ class NodeProfile:
         floor: float | None = None,
         include_floor: bool = True,
         before: float = INF,
+        cap: float = INF,
     ) -> float | None:
         """The earliest time at or after *floor* (default now) from which
-        *nodes* whole nodes stay free until ``window_end(time)``.
+        *nodes* whole nodes stay free until ``window_end(time)`` (or *cap*,
+        if that comes first).
 
         Candidates are *floor* (if *include_floor*) and every later
         breakpoint before *before*; *window_end* must not decrease with its
@@ -385,24 +397,34 @@ class NodeProfile:
             if i >= n:
                 return None
             when = t[i]
+        stop = n if before == INF else bisect.bisect_left(t, before)
+        if when >= before:
+            return None
+        find = bisect.bisect_left
         # A candidate's window is checked from its far end backwards: the
         # last too-full step k in it lies in the window of every candidate
         # up to k as well (windows never end earlier for a later start), so
         # the next candidate comes after k.  Steps of the window after k
         # were seen to be free enough and are not read again (``good``).
         good = i
-        while i < n and when < before:
-            if f[i] >= nodes:
-                k = bisect.bisect_left(t, window_end(when), i) - 1
-                last = k
-                lo = good if good > i else i
-                while k >= lo and f[k] >= nodes:
-                    k -= 1
-                if k < lo:
-                    return when
-                good = last + 1
-                i = k
-            i += 1
-            if i < n:
+        while True:
+            if f[i] < nodes:
+                i += 1
+                while i < stop and f[i] < nodes:
+                    i += 1
+                if i >= stop:
+                    return None
                 when = t[i]
-        return None
+            end = window_end(when)
+            k = find(t, end if end < cap else cap, i) - 1
+            last = k
+            lo = good if good > i else i
+            while k >= lo and f[k] >= nodes:
+                k -= 1
+            if k < lo:
+                return when
+            good = last + 1
+            i = k + 1
+            if i >= stop:
+                return None
+            when = t[i]

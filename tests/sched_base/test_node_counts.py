@@ -207,12 +207,13 @@ def _free_at(p: NodeProfile, when: float) -> int:
     second=st.lists(st.tuples(st.integers(0, 60), st.integers(1, 40)), max_size=6),
     later=st.integers(0, 30),
 )
-def test_first_lighter_is_the_first_instant_with_more_free(
+def test_lighter_span_covers_every_instant_with_more_free(
     releases, first, second, later
 ):
     # The same running jobs, two sets of reservations, the second profile
     # read from a later now: the first instant (from that now) at which it
-    # has more nodes free than the first one, or none.
+    # has more nodes free than the first one, and the end of the last
+    # stretch that has (inf if it lasts), or none.
     base = [float(r) for r in releases]
     before = NodeProfile(0.0, 3, base)
     for start, span in first:
@@ -224,10 +225,16 @@ def test_first_lighter_is_the_first_instant_with_more_free(
     for start, span in second:
         after.hold(float(start), float(start + span), 1)
     instants = sorted({now, *(x for x in before.t + after.t if x >= now)})
-    expected = next(
-        (x for x in instants if _free_at(after, x) > _free_at(before, x)), INF
-    )
-    assert after.first_lighter(before) == expected
+    lighter = [_free_at(after, x) > _free_at(before, x) for x in instants]
+    first = next((x for x, more in zip(instants, lighter, strict=True) if more), INF)
+    if not any(lighter):
+        last = -INF
+    elif lighter[-1]:
+        last = INF
+    else:
+        k = max(i for i, more in enumerate(lighter) if more)
+        last = instants[k + 1]
+    assert after.lighter_span(before) == (first, last)
 
 
 @settings(max_examples=200, deadline=None)

@@ -12,6 +12,7 @@ reads), must send the same estimates and start every job at the same time.
 
 from __future__ import annotations
 
+import math
 from types import SimpleNamespace
 from unittest import mock
 
@@ -140,7 +141,7 @@ def test_a_holder_looks_for_an_earlier_start_through_its_whole_window():
     profile.hold(100.0, 150.0, 2)
     planner = SimpleNamespace(window=lambda d: lambda t: t + d)
     scheduler = SimpleNamespace(planner=planner)
-    light = SimpleNamespace(unchanged_before=lambda jobid, end: False)
+    light = SimpleNamespace(span=lambda jobid: (-math.inf, math.inf))
     keeps = counted.CountedPlanning._keeps
     assert keeps(scheduler, profile, light, 1, (100.0, 150.0, 2), 2, 50.0) == (
         True,
