@@ -76,14 +76,27 @@ class _Lightening:
 
     _UNKNOWN = (-INF, INF)
 
-    def __init__(self, serial: int, unit, profile, last: _Lightening | None):
+    def __init__(
+        self,
+        serial: int,
+        unit,
+        profile,
+        last: _Lightening | None,
+        until: float = INF,
+        since_begin: tuple[float, float] | None = None,
+    ):
         #: The pass's number (:meth:`CountedPlanning.next_pass_serial`).
         self.serial = serial
         self.unit = unit
         self.profile = profile
-        if last is not None and last.unit == unit:
+        if last is not None and last.unit == unit and since_begin is not None:
             #: The span made lighter since the pass began (running).
-            self.since_begin = profile.lighter_span(last.profile)
+            self.since_begin = since_begin
+            self._before = last.after
+        elif last is not None and last.unit == unit:
+            # No holder asks about times after *until* (the latest end of
+            # a reservation held), so the comparison stops there.
+            self.since_begin = profile.lighter_span(last.profile, until)
             self._before = last.after
         else:
             self.since_begin = self._UNKNOWN
@@ -156,6 +169,30 @@ class _Lightening:
                 after[jobid] = (min(first, begin_first), max(last, begin_last))
         self._before = {}
         return self
+
+
+class _Carried:
+    """What an unlimited-depth pass keeps so that the next one need not
+    build its profile from every running job and reservation again.
+
+    *base* is the profile as the pass built it (running jobs and the
+    reservations *held* then), taken when the planner's releases were
+    marked (:meth:`~flux_sched_base.releases.Releases.mark`).  The next
+    pass reads it from its own now and applies what changed since: the
+    running jobs' totals (:meth:`~flux_sched_base.releases.Releases.
+    changes`) and the reservations held now against *held*.  That is
+    exact by construction; what the pass itself did to its profile is not
+    carried.  *end_position* and *promises* are the releases' position and
+    the reservations when the pass ended: what changed after them is what
+    made the plan lighter between the passes.
+    """
+
+    def __init__(self, unit: str, base, held: dict):
+        self.unit = unit
+        self.base = base
+        self.held = held
+        self.end_position: int | None = None
+        self.promises: dict | None = None
 
 
 class CountedPlanning:
@@ -293,11 +330,22 @@ class CountedPlanning:
         profile = light = None
         overcommitted = False
 
+        carried = self.__dict__.pop("_carried", None)
+
         def build():
-            nonlocal profile, light, overcommitted
-            profile = self.count_profile().adjusted(held.values())
-            light = _Lightening(serial, self.count_unit(), profile, last)
+            nonlocal profile, light, overcommitted, carried
+            unit = self.count_unit()
+            found = self._carried_profile(carried, unit, held)
+            if found is None:
+                profile = self.count_profile().adjusted(held.values())
+                until = max((end for _, end, _ in held.values()), default=INF)
+                light = _Lightening(serial, unit, profile, last, until)
+            else:
+                profile, span = found
+                light = _Lightening(serial, unit, profile, last, since_begin=span)
             overcommitted = profile.lowest() < 0
+            carried = _Carried(unit, profile.copy(), dict(held))
+            planner.releases.mark()
 
         if held:
             build()
@@ -409,6 +457,13 @@ class CountedPlanning:
             # from what this one saw and did.
             if light is not None:
                 self._lightening = light.close(self._pending)
+                carried.end_position = planner.releases.position()
+                carried.promises = {
+                    jobid: promise
+                    for jobid, promise in planner.promises.items()
+                    if jobid in holders or jobid in held
+                }
+                self._carried = carried
         for jobid in list(planner.promises):
             if jobid not in holders:
                 del planner.promises[jobid]
@@ -440,6 +495,57 @@ class CountedPlanning:
             return True, None
         earlier = profile.earliest(nodes, window, before=before, cap=start)
         return earlier is None, earlier
+
+    #: Build every carried profile afresh as well and compare (tests).
+    check_carried = False
+
+    def _carried_profile(self, carried: _Carried | None, unit, held: dict):
+        """The profile of running jobs and *held* reservations, from what
+        the last pass kept (:class:`_Carried`), with the span made lighter
+        since that pass ended; None when it cannot be had that way (no
+        pass kept one, the unit changed, the ranks were counted anew, or
+        the kept profile has grown too far past what a fresh one holds)."""
+        if carried is None or carried.unit != unit or carried.promises is None:
+            return None
+        planner = self.planner
+        releases = planner.releases
+        now = planner.now
+        changes = releases.changes(unit)
+        base = carried.base
+        if changes is None or now < base.now:
+            return None
+        if len(base.t) > 2 * (releases.ends(unit) + 2 * len(held)) + 32:
+            return None  # steps left by reservations since released
+        holds = [(now, end, delta) for end, delta in changes.items() if end > now]
+        kept = carried.held
+        for jobid, promise in kept.items():
+            if held.get(jobid) != promise:
+                start, end, units = promise
+                holds.append((start, end, -units))
+        for jobid, promise in held.items():
+            if kept.get(jobid) != promise:
+                holds.append(promise)
+        profile = base.advanced(now).adjusted(holds)
+        profile.free_now = releases.free_now(unit) - sum(
+            units for start, _, units in held.values() if start <= now
+        )
+        # Lighter since the pass ended: running jobs gone, reservations let go.
+        first, last = INF, -INF
+        lighter = releases.changes(unit, carried.end_position)
+        for end, delta in lighter.items():
+            if delta < 0 and end > now:
+                first, last = now, max(last, end)
+        for jobid, (start, end, _) in carried.promises.items():
+            if held.get(jobid) != carried.promises[jobid] and end > now:
+                first, last = min(first, max(start, now)), max(last, end)
+        if self.check_carried:
+            fresh = self.count_profile().adjusted(held.values())
+            assert (fresh.steps(), fresh.free_now, fresh.capacity) == (
+                profile.steps(),
+                profile.free_now,
+                profile.capacity,
+            ), "the carried profile differs from a fresh one"
+        return profile, (first, last)
 
     def _held_counts(self) -> dict[int, tuple[float, float, int]]:
         """The reservations pending jobs hold, as counts: promises, and

@@ -241,6 +241,27 @@ class NodeProfile:
         new.t, new.f = list(self.t), list(self.f)
         return new
 
+    def advanced(self, now: float) -> NodeProfile:
+        """A new profile: this one read from a later *now* (the steps
+        before it dropped); ``free_now`` is left for the caller to set."""
+        i = self._index(now)
+        new = object.__new__(NodeProfile)
+        new.now, new.free_now, new.capacity = now, self.free_now, self.capacity
+        new.t = [now, *self.t[i + 1 :]]
+        new.f = self.f[i:]
+        return new
+
+    def steps(self) -> tuple[list[float], list[int]]:
+        """The step function without repeated values: ``(times, free)``,
+        each time the start of a change (for comparing two profiles)."""
+        t: list[float] = []
+        f: list[int] = []
+        for when, free in zip(self.t, self.f, strict=True):
+            if not f or f[-1] != free:
+                t.append(when)
+                f.append(free)
+        return t, f
+
     def hold(self, start: float, end: float, nodes: int) -> None:
         """Hold *nodes* whole nodes during ``[start, end)`` (the part of it
         from now on); a negative *nodes* releases them."""
@@ -275,8 +296,12 @@ class NodeProfile:
                 delta[end] = delta.get(end, 0) + nodes
         new = object.__new__(NodeProfile)
         new.now, new.free_now, new.capacity = now, free_now, self.capacity
-        if not delta:
-            new.t, new.f = list(self.t), list(self.f)
+        new.t, new.f = list(self.t), list(self.f)
+        if len(delta) <= 4:
+            # A few changes: cheaper one by one than by a sweep of all steps.
+            for when in sorted(delta):
+                i = new._split(when)
+                new.f[i:] = [x + delta[when] for x in new.f[i:]]
             return new
         old_t, old_f = self.t, self.f
         times = sorted(set(old_t).union(delta))
@@ -288,8 +313,11 @@ class NodeProfile:
             while i + 1 < n and old_t[i + 1] <= when:
                 i += 1
             shift += delta.get(when, 0)
+            free = old_f[i] + shift
+            if f and f[-1] == free:
+                continue  # no change here: not a breakpoint
             t.append(when)
-            f.append(old_f[i] + shift)
+            f.append(free)
         new.t, new.f = t, f
         return new
 
@@ -302,12 +330,15 @@ class NodeProfile:
         j = bisect.bisect_left(self.t, when)
         return any(map(nodes.__le__, itertools.islice(self.f, j)))
 
-    def lighter_span(self, before: NodeProfile) -> tuple[float, float]:
+    def lighter_span(
+        self, before: NodeProfile, until: float = INF
+    ) -> tuple[float, float]:
         """Where more nodes are free here than in *before* (an earlier
         profile of the same nodes, from an earlier or the same now), from
-        now on: ``(first, last)``, the first instant that has more free and
-        the end of the last stretch that does (``math.inf`` if it lasts
-        forever); ``(math.inf, -math.inf)`` if there is none."""
+        now until *until*: ``(first, last)``, the first instant that has
+        more free and the end of the last stretch that does (``math.inf``
+        if it lasts until *until* or forever); ``(math.inf, -math.inf)`` if
+        there is none."""
         t, f = self.t, self.f
         bt, bf = before.t, before.f
         j = bisect.bisect_right(bt, t[0]) - 1
@@ -329,7 +360,7 @@ class NodeProfile:
             mine = t[i + 1] if i + 1 < n else INF
             theirs = bt[j + 1] if j + 1 < m else INF
             when = mine if mine < theirs else theirs
-            if when == INF:
+            if when >= until:
                 return first, (INF if lighter else last)
             if mine == when:
                 i += 1

@@ -15,6 +15,11 @@ keeps the totals up to date instead, as jobs start and end:
 a :class:`~flux_sched_base.counts.NodeProfile` from those totals alone,
 equal to :meth:`~flux_sched_base.counts.NodeProfile.from_cores` and
 :meth:`~flux_sched_base.counts.NodeProfile.from_plan` over the same jobs.
+
+A pass that keeps its profile from one event to the next asks instead
+what changed since it last looked (:meth:`Releases.mark` and
+:meth:`Releases.changes`): each change of a total is a change of the free
+units from now until that end.
 """
 
 from __future__ import annotations
@@ -25,6 +30,11 @@ from collections.abc import Iterable
 from flux_sched_base.counts import NodeProfile
 
 INF = math.inf
+
+#: Changes recorded after a mark before the record is given up (a pass
+#: then builds its profile afresh): bounds the memory of an instance whose
+#: queue stays empty while jobs come and go.
+LOG_LIMIT = 100_000
 
 
 def _count(table: dict[float, int], key: float, delta: int) -> None:
@@ -60,6 +70,9 @@ class Releases:
         # pass after an arrival asks again with nothing changed.
         self._changes = 0
         self._built: dict[str, tuple[int, float, NodeProfile]] = {}
+        # Changes of the totals since mark(): (unit, end, delta); None when
+        # nobody asked, or after a reset (the totals were counted anew).
+        self._log: list[tuple[str, float, int]] | None = None
 
     def reset(self, up: Iterable[int], node_cores: dict, running: Iterable) -> None:
         """Take *up* ranks (with *node_cores*) and count *running* again."""
@@ -68,15 +81,25 @@ class Releases:
         self._cores_at, self._busy_cores, self._added = {}, 0, {}
         self._rank_ends, self._nodes_at, self._busy_nodes = {}, {}, 0
         self._changes += 1
+        self._log = None
         for item in running:
             self.add(item)
+
+    def _shift(self, unit: str, end: float, delta: int) -> None:
+        """Change the total released at *end* of *unit* by *delta*."""
+        _count(self._cores_at if unit == "cores" else self._nodes_at, end, delta)
+        log = self._log
+        if log is not None:
+            log.append((unit, end, delta))
+            if len(log) > LOG_LIMIT:
+                self._log = None  # nobody has asked for a long time
 
     def add(self, item) -> None:
         """A running item now holds its ranks until ``item.end``."""
         self._changes += 1
         up, end = self._up, item.end
         cores = 0
-        rank_ends, nodes_at = self._rank_ends, self._nodes_at
+        rank_ends, shift = self._rank_ends, self._shift
         for rank, (rank_cores, _) in item.ranks.items():
             ends = rank_ends.get(rank)
             if rank not in up:
@@ -89,26 +112,27 @@ class Releases:
             if ends is None:
                 rank_ends[rank] = [end]
                 self._busy_nodes += 1
-                nodes_at[end] = nodes_at.get(end, 0) + 1
+                shift("nodes", end, 1)
                 continue
             last = max(ends)
             ends.append(end)
             if end > last:
-                _count(nodes_at, last, -1)
-                nodes_at[end] = nodes_at.get(end, 0) + 1
+                shift("nodes", last, -1)
+                shift("nodes", end, 1)
         self._added[item.jobid] = (end, cores)
         if cores:
             self._busy_cores += cores
-            self._cores_at[end] = self._cores_at.get(end, 0) + cores
+            shift("cores", end, cores)
 
     def remove(self, item) -> None:
         """A running item added before no longer holds its ranks."""
         self._changes += 1
         end, cores = self._added.pop(item.jobid)
+        shift = self._shift
         if cores:
             self._busy_cores -= cores
-            _count(self._cores_at, end, -cores)
-        up, rank_ends, nodes_at = self._up, self._rank_ends, self._nodes_at
+            shift("cores", end, -cores)
+        up, rank_ends = self._up, self._rank_ends
         for rank in item.ranks:
             ends = rank_ends[rank]
             last = max(ends) if rank in up else None
@@ -117,13 +141,42 @@ class Releases:
                 del rank_ends[rank]
                 if last is not None:
                     self._busy_nodes -= 1
-                    _count(nodes_at, last, -1)
+                    shift("nodes", last, -1)
                 continue
             if last is not None and end == last:
                 now_last = max(ends)
                 if now_last != last:
-                    _count(nodes_at, last, -1)
-                    nodes_at[now_last] = nodes_at.get(now_last, 0) + 1
+                    shift("nodes", last, -1)
+                    shift("nodes", now_last, 1)
+
+    def mark(self) -> None:
+        """Start recording the changes :meth:`changes` returns."""
+        self._log = []
+
+    def position(self) -> int | None:
+        """How many changes were recorded since :meth:`mark` (None if the
+        record was lost): a point to ask :meth:`changes` from."""
+        return None if self._log is None else len(self._log)
+
+    def changes(self, unit: str, since: int = 0) -> dict[float, int] | None:
+        """How the totals of *unit* changed since :meth:`mark` (or since
+        :meth:`position` said *since*), as ``{end: delta}`` (a running job
+        added ends at *end* with *delta* units; one that left, negative);
+        None if they were counted anew since (a :meth:`reset`) or nothing
+        was marked.  Each ``(end, delta)`` is *delta* units fewer free from
+        now until *end*."""
+        if self._log is None:
+            return None
+        totals: dict[float, int] = {}
+        for kind, end, delta in self._log[since:]:
+            if kind == unit:
+                totals[end] = totals.get(end, 0) + delta
+        return {end: delta for end, delta in totals.items() if delta}
+
+    def ends(self, unit: str) -> int:
+        """Number of distinct planned ends of *unit*'s totals (the size of
+        a profile built afresh, less the reservations)."""
+        return len(self._cores_at if unit == "cores" else self._nodes_at)
 
     def free_now(self, unit: str) -> int:
         """Up units (``"cores"`` or ``"nodes"``) no running job holds now:

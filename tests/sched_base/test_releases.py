@@ -91,3 +91,61 @@ def test_a_job_past_its_end_is_free_in_the_plan_but_not_now():
     nodes = releases.node_profile(100.0)
     assert (cores.f[0], cores.free_now) == (8, 4)
     assert (nodes.f[0], nodes.free_now) == (2, 1)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(operation, max_size=12),
+    st.lists(operation, max_size=20),
+    st.sampled_from([0.0, 10.0, 25.0]),
+    st.sampled_from([0.0, 7.0, 30.0]),
+)
+def test_changes_since_a_mark_bring_an_old_profile_up_to_date(
+    before, after, now, later
+):
+    # The profiles built at a mark, read from a later now and adjusted by
+    # the changes recorded since, equal the profiles built then; a reset
+    # (resources up or down) loses the record.
+    up = set(NODE_CORES)
+    running: dict[int, SimpleNamespace] = {}
+    releases = Releases()
+    releases.reset(up, NODE_CORES, [])
+    reset = False
+
+    def apply(serial, op):
+        nonlocal reset
+        if op[0] == "start":
+            running[serial] = it = item(serial, op[1], op[2])
+            releases.add(it)
+        elif op[0] in ("end", "move") and running:
+            jobid = sorted(running)[op[1] % len(running)]
+            releases.remove(running[jobid])
+            if op[0] == "end":
+                del running[jobid]
+            else:
+                running[jobid].end = op[2]
+                releases.add(running[jobid])
+        elif op[0] in ("down", "up"):
+            (up.discard if op[0] == "down" else up.add)(op[1])
+            releases.reset(up, NODE_CORES, running.values())
+            reset = True
+
+    for serial, op in enumerate(before):
+        apply(serial, op)
+    marked = {unit: releases._profile(unit, now) for unit in ("cores", "nodes")}
+    releases.mark()
+    reset = False
+    for serial, op in enumerate(after, start=len(before)):
+        apply(serial, op)
+    then = now + later
+    for unit, old in marked.items():
+        changes = releases.changes(unit)
+        if reset:
+            assert changes is None
+            continue
+        brought = old.advanced(then).adjusted(
+            (then, end, delta) for end, delta in changes.items() if end > then
+        )
+        fresh = releases._profile(unit, then)
+        assert brought.steps() == fresh.steps()
+        assert brought.capacity == fresh.capacity

@@ -13,6 +13,17 @@ from mock_broker.machine import Machine
 from mock_broker.runtime.broker import MockBroker
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(autouse=True)
+def _check_carried_profiles(monkeypatch):
+    """Every profile an unlimited-depth pass carries from the last one is
+    compared with one built afresh (a mismatch fails the pass)."""
+    from flux_sched_base.counted import CountedPlanning
+
+    monkeypatch.setattr(CountedPlanning, "check_carried", True)
+
+
 POLICIES = ("fifo", "easy", "conservative")
 
 
