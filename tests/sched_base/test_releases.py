@@ -56,6 +56,26 @@ operation = st.one_of(
 )
 
 
+def apply(op, serial: int, releases: Releases, up: set, running: dict) -> bool:
+    """Carry out one generated operation; True if it was a reset."""
+    if op[0] == "start":
+        running[serial] = it = item(serial, op[1], op[2])
+        releases.add(it)
+    elif op[0] in ("end", "move") and running:
+        jobid = sorted(running)[op[1] % len(running)]
+        releases.remove(running[jobid])
+        if op[0] == "end":
+            del running[jobid]
+        else:
+            running[jobid].end = op[2]  # an expiration update
+            releases.add(running[jobid])
+    elif op[0] in ("down", "up"):
+        (up.discard if op[0] == "down" else up.add)(op[1])
+        releases.reset(up, NODE_CORES, running.values())
+        return True
+    return False
+
+
 @settings(max_examples=150, deadline=None)
 @given(st.lists(operation, max_size=40), st.sampled_from([0.0, 10.0, 25.0]))
 def test_releases_match_profiles_built_from_scratch(operations, now):
@@ -64,23 +84,7 @@ def test_releases_match_profiles_built_from_scratch(operations, now):
     releases = Releases()
     releases.reset(up, NODE_CORES, [])
     for serial, op in enumerate(operations):
-        if op[0] == "start":
-            running[serial] = it = item(serial, op[1], op[2])
-            releases.add(it)
-        elif op[0] in ("end", "move") and running:
-            jobid = sorted(running)[op[1] % len(running)]
-            releases.remove(running[jobid])
-            if op[0] == "end":
-                del running[jobid]
-            else:
-                running[jobid].end = op[2]  # an expiration update
-                releases.add(running[jobid])
-        elif op[0] == "down":
-            up.discard(op[1])
-            releases.reset(up, NODE_CORES, running.values())
-        elif op[0] == "up":
-            up.add(op[1])
-            releases.reset(up, NODE_CORES, running.values())
+        apply(op, serial, releases, up, running)
         check(releases, up, running, now)
 
 
@@ -110,33 +114,13 @@ def test_changes_since_a_mark_bring_an_old_profile_up_to_date(
     running: dict[int, SimpleNamespace] = {}
     releases = Releases()
     releases.reset(up, NODE_CORES, [])
-    reset = False
-
-    def apply(serial, op):
-        nonlocal reset
-        if op[0] == "start":
-            running[serial] = it = item(serial, op[1], op[2])
-            releases.add(it)
-        elif op[0] in ("end", "move") and running:
-            jobid = sorted(running)[op[1] % len(running)]
-            releases.remove(running[jobid])
-            if op[0] == "end":
-                del running[jobid]
-            else:
-                running[jobid].end = op[2]
-                releases.add(running[jobid])
-        elif op[0] in ("down", "up"):
-            (up.discard if op[0] == "down" else up.add)(op[1])
-            releases.reset(up, NODE_CORES, running.values())
-            reset = True
-
     for serial, op in enumerate(before):
-        apply(serial, op)
+        apply(op, serial, releases, up, running)
     marked = {unit: releases._profile(unit, now) for unit in ("cores", "nodes")}
     releases.mark()
     reset = False
     for serial, op in enumerate(after, start=len(before)):
-        apply(serial, op)
+        reset |= apply(op, serial, releases, up, running)
     then = now + later
     for unit, old in marked.items():
         changes = releases.changes(unit)
