@@ -105,6 +105,13 @@ def pytest_addoption(parser):
         metavar="PATTERN",
         help="judge only clauses matching PATTERN",
     )
+    group.addoption(
+        "--schedkit-checked",
+        action="store_true",
+        default=False,
+        help="the module was already imported with its arguments "
+        "(flux-schedkit conform does it to word its own usage errors)",
+    )
     group.addoption("--schedkit-seed", type=int, default=0, metavar="N")
     group.addoption(
         "--schedkit-examples",
@@ -168,21 +175,43 @@ def select_probes(selected: set[str], policy: str) -> list[str]:
     return [p.name for p in chosen]
 
 
+def usage_problem(
+    target: str, args_text: str, policy: str, importing: bool = True
+) -> str | None:
+    """What the kit refuses before any clause runs, as one line: a policy
+    it does not know, ``--args`` it cannot split, and (if *importing*) a
+    module that does not import or refuses its arguments at load although
+    it loads without them (:func:`conformance.runner.preflight`); None if
+    there is nothing.  A module that hangs or crashes at import is left to
+    the clauses."""
+    from conformance.runner import preflight
+
+    if policy not in POLICIES:
+        return f"--policy {policy!r} is not one of: " + ", ".join(POLICIES)
+    try:
+        args = shlex.split(args_text or "")
+    except ValueError as exc:
+        return f"--args: {exc}"
+    return preflight(target, args) if importing else None
+
+
 def pytest_configure(config):
     target = config.getoption("schedkit_scheduler", None)
     if not target:
         return
-    from conformance.runner import Budgets, preflight
+    from conformance.runner import Budgets
 
     policy = config.getoption("schedkit_policy")
-    if policy not in POLICIES:
-        raise pytest.UsageError(
-            f"--policy {policy!r} is not one of: " + ", ".join(POLICIES)
-        )
-    try:
-        args = shlex.split(config.getoption("schedkit_args") or "")
-    except ValueError as exc:
-        raise pytest.UsageError(f"--args: {exc}") from exc
+    args_text = config.getoption("schedkit_args")
+    # Imported once, by the controller (not by xdist workers), unless the
+    # command line that started pytest did it already.
+    importing = not hasattr(config, "workerinput") and not config.getoption(
+        "schedkit_checked"
+    )
+    problem = usage_problem(target, args_text, policy, importing)
+    if problem is not None:
+        raise pytest.UsageError(problem)
+    args = shlex.split(args_text or "")
     examples = config.getoption("schedkit_examples")
     if examples < 1:
         raise pytest.UsageError(f"--examples {examples}: must be at least 1")
@@ -193,10 +222,6 @@ def pytest_configure(config):
         budgets.callback_wall = config.getoption("schedkit_callback_budget")
     if config.getoption("schedkit_probe_budget"):
         budgets.probe_wall = config.getoption("schedkit_probe_budget")
-    if not hasattr(config, "workerinput"):  # the controller (or no xdist)
-        problem = preflight(target, args)
-        if problem is not None:
-            raise pytest.UsageError(problem)
     state = KitState(
         target=target,
         args=args,

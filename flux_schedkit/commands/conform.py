@@ -168,6 +168,8 @@ def run(args: argparse.Namespace) -> int:
     """Certify each target; return the worst exit status."""
     import pytest
 
+    from conformance.plugin import usage_problem
+
     if args.examples < 1:
         print(
             f"flux-schedkit conform: --examples {args.examples}: must be at least 1",
@@ -186,8 +188,17 @@ def run(args: argparse.Namespace) -> int:
     statuses = []
     for label, target, policy in targets:
         suffix = _safe(label) if several else ""
-        code = pytest.main(_pytest_args(args, target, policy, suffix))
-        status = _status(int(code))
+        # Asked here so that the line is this command's, not pytest's
+        # "ERROR:" one; the plugin is then told not to ask again.
+        problem = usage_problem(target, args.args, policy)
+        if problem is None:
+            code = pytest.main(
+                [*_pytest_args(args, target, policy, suffix), "--schedkit-checked"]
+            )
+            status = _status(int(code))
+        else:
+            print(f"flux-schedkit conform: {problem}", file=sys.stderr)
+            status = EXIT_USAGE
         statuses.append(status)
         if status == EXIT_INTERRUPTED:
             print("flux-schedkit conform: interrupted", file=sys.stderr)

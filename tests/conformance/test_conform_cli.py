@@ -126,9 +126,11 @@ def test_arguments_the_module_refuses_exit_2_in_one_line_before_any_clause(capsy
     assert status == 2, captured.out + captured.err
     [line] = [line for line in captured.err.splitlines() if line.strip()]
     assert line == (
-        "ERROR: --args: the module refuses them: correct_fifo: queue-depth='0' "
+        "flux-schedkit conform: --args: the module refuses them: correct_fifo: "
+        "queue-depth='0' "
         "is invalid: expected a positive integer or 'unlimited'"
     )
+    assert captured.err == line + "\n"  # nothing else, no empty line
     assert "flux-schedkit conformance" not in captured.out  # no clause ran
     assert "stats.answers" not in captured.out
 
