@@ -63,7 +63,8 @@ class _Lightening:
     gets no lighter within the window of an earlier start: every earlier
     start was ruled out by a window that has lost nothing since.  The plan
     gets lighter between passes (a job ends early, a reservation is
-    dropped, resources come up: found by comparing the new profile with
+    dropped, resources come up: read from the changes applied to a carried
+    profile (:class:`_Carried`), or found by comparing the new profile with
     the one the last pass left) and within a pass (a holder placed again
     leaves part of its old slot).  For each job this keeps the span
     ``[first, last)`` that covers every stretch made lighter since its last
@@ -114,11 +115,6 @@ class _Lightening:
         first, last = self._before.get(jobid, self._UNKNOWN)
         begin_first, begin_last = self.since_begin
         return min(first, begin_first), max(last, begin_last)
-
-    def unchanged_before(self, jobid: int, end: float) -> bool:
-        """Has the plan got lighter nowhere before *end* since *jobid*'s
-        last turn?"""
-        return self.span(jobid)[0] >= end
 
     def turn(self, jobid: int) -> None:
         """The pass reaches *jobid*."""
