@@ -43,6 +43,7 @@ SEED_SCHEDULER = os.path.join(
     "seed_minimal.py",
 )
 
+NULL_SCHEDULER = os.path.join(os.path.dirname(__file__), "null_scheduler.py")
 
 SCHEDULERS = os.path.join(os.path.dirname(__file__), "..", "schedulers")
 
@@ -51,6 +52,8 @@ def target(name: str) -> tuple[str, list[str]]:
     """Load spec and module arguments for a scheduler name."""
     if name == "minimal":
         return SEED_SCHEDULER, []
+    if name == "null":
+        return NULL_SCHEDULER, []
     policy, _, depth = name.partition(":")
     if policy not in ("fifo", "easy", "conservative"):
         raise SystemExit(f"unknown scheduler {name!r}")

@@ -35,7 +35,7 @@ from flux.job import JobID  # noqa: E402
 from flux.resource import Rv1Set  # noqa: E402
 from flux.resource.Rv1Pool import ResourceRequest  # noqa: E402
 
-from mock_broker.jobmanager.jobs import ranks_of  # noqa: E402
+from mock_broker.jobmanager.jobs import idset_members, ranks_of  # noqa: E402
 from mock_broker.runtime.observer import BrokerObserver  # noqa: E402
 
 
@@ -72,9 +72,9 @@ def _rank_children(R: dict) -> dict[int, tuple[frozenset, frozenset]]:
     held: dict[int, tuple[frozenset, frozenset]] = {}
     for entry in (R.get("execution") or {}).get("R_lite", []):
         children = entry.get("children") or {}
-        cores = frozenset(IDset(children.get("core", "")))
-        gpus = frozenset(IDset(children.get("gpu", "")))
-        for rank in IDset(entry.get("rank", "")):
+        cores = idset_members(children.get("core", ""))
+        gpus = idset_members(children.get("gpu", ""))
+        for rank in idset_members(entry.get("rank", "")):
             held[rank] = (cores, gpus)
     return held
 

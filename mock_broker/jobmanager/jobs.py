@@ -7,7 +7,7 @@ import math
 from dataclasses import dataclass, field
 
 from flux.idset import IDset
-from flux.job import JobID
+from flux.job import id_encode
 
 SCHED, RUN, CLEANUP, INACTIVE = "SCHED", "RUN", "CLEANUP", "INACTIVE"
 
@@ -61,7 +61,7 @@ class Job:
     @functools.cached_property
     def f58(self) -> str:
         """The job's id in F58 (encoded once: notes name jobs often)."""
-        return JobID(self.id).f58
+        return id_encode(self.id, "f58")
 
     @property
     def duration(self) -> float:
@@ -84,11 +84,25 @@ def job_order(job: Job) -> tuple:
     return (-job.priority, job.t_submit, job.id)
 
 
+@functools.lru_cache(maxsize=4096)
+def _members_of_text(text: str) -> frozenset[int]:
+    return frozenset(IDset(text))
+
+
+def idset_members(ids) -> frozenset[int]:
+    """The ids of an RFC 22 idset: a string (parsed once, as R repeats the
+    same few rank and core lists), or anything else ``IDset`` accepts.
+    Raises what ``IDset`` raises for what it cannot read."""
+    if isinstance(ids, str):
+        return _members_of_text(ids)
+    return frozenset(IDset(ids))
+
+
 def ranks_of(R: dict | None) -> set[int]:
     """The broker ranks an Rv1 object covers."""
     ranks: set[int] = set()
     if not R:
         return ranks
     for entry in (R.get("execution") or {}).get("R_lite", []):
-        ranks.update(IDset(entry.get("rank", "")))
+        ranks.update(idset_members(entry.get("rank", "")))
     return ranks

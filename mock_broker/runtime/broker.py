@@ -17,7 +17,9 @@ scripted event.
 
 from __future__ import annotations
 
+import contextlib
 import errno
+import gc
 import heapq
 import itertools
 import random
@@ -53,6 +55,9 @@ _LEVEL_NAMES = {
 
 #: How far past the last event ``run()`` may go before it gives up (virtual s).
 DEFAULT_RUN_LIMIT = 10 * 365 * 86400.0
+
+#: The cyclic collector's first-generation threshold while the broker runs.
+GC_THRESHOLD = 10_000
 
 
 class BrokerStalled(RuntimeError):
@@ -400,6 +405,20 @@ class MockBroker:
 
     # -- the loop -------------------------------------------------------------------
 
+    @contextlib.contextmanager
+    def _running(self):
+        """Virtual time on, and the cyclic garbage collector's first
+        threshold raised (restored after): a run allocates several
+        containers per message, and at the default threshold of 700 the
+        collections cost about 5% of a 20,000-job replay."""
+        threshold = gc.get_threshold()
+        gc.set_threshold(max(threshold[0], GC_THRESHOLD), *threshold[1:])
+        try:
+            with self.clock.active():
+                yield
+        finally:
+            gc.set_threshold(*threshold)
+
     def _step(self, modules: bool = True) -> bool:
         """Do the work that is ready now; return False if there was none."""
         limit = self.max_messages_per_instant
@@ -450,7 +469,7 @@ class MockBroker:
 
     def run_until(self, when: float) -> None:
         """Run until virtual time *when* (absolute); the clock ends there."""
-        with self.clock.active():
+        with self._running():
             while True:
                 if self._step():
                     continue
@@ -464,7 +483,7 @@ class MockBroker:
 
     def run_until_quiet(self) -> None:
         """Run what is ready now, without moving the clock."""
-        with self.clock.active():
+        with self._running():
             while self._step():
                 pass
             self.observer.quiescent()
@@ -477,7 +496,7 @@ class MockBroker:
                 from now (a module re-arming a timer forever, for example).
         """
         deadline = self.now + limit
-        with self.clock.active():
+        with self._running():
             while True:
                 if self._step():
                     continue
@@ -492,7 +511,7 @@ class MockBroker:
         """Run until *predicate()* is true; return False if it never became
         true (nothing left to happen, or *timeout* virtual seconds passed)."""
         deadline = self.now + timeout
-        with self.clock.active():
+        with self._running():
             while not predicate():
                 if self._step():
                     continue

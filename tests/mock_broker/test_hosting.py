@@ -3,6 +3,7 @@ can fail to load gives one ModuleLoadError naming the module and the cause."""
 
 from __future__ import annotations
 
+import gc
 import textwrap
 from pathlib import Path
 
@@ -11,6 +12,7 @@ from mock_broker_helpers import SEED, elapsed, sched, whole_nodes
 
 from mock_broker.machine import Machine
 from mock_broker.runtime import load_check
+from mock_broker.runtime.broker import GC_THRESHOLD
 from mock_broker.runtime.load_check import refused_args
 from mock_broker.runtime.module_host import ModuleLoadError
 
@@ -34,6 +36,18 @@ def test_seed_minimal_runs_three_jobs_on_two_nodes(make_broker):
     assert jobs[2].t_run == jobs[0].t_end
     assert jobs[2].R["execution"]["R_lite"] == jobs[0].R["execution"]["R_lite"]
     assert b.observer.violations == []
+
+
+def test_a_run_raises_the_collector_threshold_only_while_it_runs(make_broker):
+    seen = []
+    b = make_broker(Machine.uniform(2, 4))
+    b.load(SEED)
+    b.jobs.submit(whole_nodes(1, duration=100), runtime=50)
+    before = gc.get_threshold()
+    b.at(b.now + 10, lambda: seen.append(gc.get_threshold()))
+    b.run()
+    assert seen == [(max(before[0], GC_THRESHOLD), *before[1:])]
+    assert gc.get_threshold() == before
 
 
 def test_module_startup_sequence_is_the_rfc27_one(make_broker):

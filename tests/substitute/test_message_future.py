@@ -169,3 +169,20 @@ def test_rpc_argument_rules():
     with pytest.raises(TypeError):
         RPC(h, "a.b", flags="streaming")
     assert len(h.sent) == 1
+
+
+def test_a_delivered_copy_carries_every_field_but_the_decoded_payload():
+    msg = Message.create(
+        constants.FLUX_MSGTYPE_RESPONSE, "sched.alloc", {"id": 1}, 7, "broker", 2
+    )
+    # A distinct value in every slot, so a slot the copy forgets shows.
+    for i, name in enumerate(Message.__slots__):
+        if name not in ("_payload", "_module_side"):
+            setattr(msg, name, f"value-{i}")
+    msg._payload = {"cached": True}
+    copy = msg._delivered_copy()
+    for name in Message.__slots__:
+        if name not in ("_payload", "_module_side"):
+            assert getattr(copy, name) == getattr(msg, name), name
+    assert copy._payload is None and copy._module_side is True
+    assert msg._module_side is False
