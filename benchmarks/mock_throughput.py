@@ -7,9 +7,13 @@ cores: at the default 0.9 a few hundred run at once and the queue stays
 short, as on a busy machine that keeps up; above 1 the queue grows for as
 long as jobs arrive (``--load 1.93`` is the fixed 20 jobs a second of
 earlier versions of this script: 2,000 jobs leave ~800 queued).  The
-table reports the longest queue seen (sampled every 50 arrivals).  ``minimal`` is the smallest scheduler the upstream
-framework allows (``tests/mock_broker/schedulers/seed_minimal.py``): its
-rate is the mock broker's own cost; the reference schedulers are named
+table reports the longest queue seen (sampled every 50 arrivals).
+``null`` (``benchmarks/null_scheduler.py``, raw RFC 27 messages and a list
+of free cores per rank) costs a few microseconds a job: its rate is the
+mock broker's own.  ``minimal`` is the smallest scheduler the upstream
+framework allows (``tests/mock_broker/schedulers/seed_minimal.py``, on
+flux-python's ``Rv1Pool``), the base of the ratios; the reference
+schedulers are named
 ``fifo``, ``easy``, ``conservative`` or ``conservative:N`` (reservation
 depth N).  Jobs are ``--shape slots`` (one slot of 1-4 cores: the
 reservation schedulers plan with the allocator) or ``--shape tasks``
@@ -18,7 +22,7 @@ and worst rate over ``--repeat`` runs and each scheduler's ratio to the
 minimal one; the machine is noisy, so compare within one run.
 
     python benchmarks/mock_throughput.py [--jobs 2000 20000] [--repeat 3]
-        [--schedulers minimal fifo easy conservative] [--shape slots|tasks]
+        [--schedulers null minimal fifo easy conservative] [--shape slots|tasks]
         [--nodes 64] [--cores 16] [--load 0.9]
 """
 
@@ -126,7 +130,9 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, nargs="+", default=[2000, 20000])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument(
-        "--schedulers", nargs="+", default=["minimal", "fifo", "easy", "conservative"]
+        "--schedulers",
+        nargs="+",
+        default=["null", "minimal", "fifo", "easy", "conservative"],
     )
     parser.add_argument("--shape", choices=["slots", "tasks"], default="slots")
     parser.add_argument("--nodes", type=int, default=64)
@@ -146,7 +152,6 @@ def main() -> None:
         f"{'worst':>8} {'vs minimal':>10} {'messages':>9} {'max queue':>9}"
     )
     for njobs in args.jobs:
-        base = None
         # Rounds alternate the schedulers, so drift in machine load hits all.
         walls: dict[str, list[float]] = {name: [] for name in args.schedulers}
         messages = {}
@@ -159,11 +164,12 @@ def main() -> None:
                 walls[name].append(wall)
                 messages[name] = len(broker.transcript)
                 queues[name] = longest
+        base = (
+            njobs / statistics.fmean(walls["minimal"]) if "minimal" in walls else None
+        )
         for name in args.schedulers:
             rates = [njobs / w for w in walls[name]]
             mean = njobs / statistics.fmean(walls[name])
-            if name == "minimal":
-                base = mean
             ratio = f"{base / mean:.2f}x" if base else "-"
             print(
                 f"{name:<16} {njobs:>7} {mean:>12.0f} {max(rates):>8.0f} "
