@@ -178,6 +178,12 @@ class Releases:
         a profile built afresh, less the reservations)."""
         return len(self._cores_at if unit == "cores" else self._nodes_at)
 
+    @property
+    def version(self) -> int:
+        """A number that changes whenever the running items or the up
+        ranks do (what every profile built from here depends on)."""
+        return self._changes
+
     def free_now(self, unit: str) -> int:
         """Up units (``"cores"`` or ``"nodes"``) no running job holds now:
         the ``free_now`` of :meth:`core_profile` or :meth:`node_profile`,

@@ -93,6 +93,10 @@ class PlanningScheduler(KnownIds):
     #: Skipped jobs between two yields when a pass only does cheap checks.
     CHEAP_YIELD_EVERY = 64
 
+    #: Work out afresh what a pass reuses from the one before (kept
+    #: estimates, for example) and fail the pass if it differs (tests).
+    check_reuse = False
+
     #: Jobs a pass may start between two returns to the reactor: a yield
     #: that follows a start is passed on only after this many starts.  With
     #: 1 (the default) the pass returns after every start, and every message

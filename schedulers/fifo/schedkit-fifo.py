@@ -81,32 +81,67 @@ class FifoScheduler(PlanningScheduler):
                 yield from self._forecast()
 
     def _forecast_counted(self):
-        """:meth:`_forecast` for a queue planned with counts (whole nodes or cores)."""
+        """:meth:`_forecast` for a queue planned with counts (whole nodes or cores).
+
+        The last complete forecast is kept with the profile it left.  A
+        pass that finds the same running jobs (the releases' version), the
+        same unit and expiration, every estimate still ahead of now, and
+        the jobs it estimated still first in the queue (a job that arrived
+        queues behind them) reuses their estimates and places only the jobs
+        after them: estimates are absolute times, so they do not move with
+        now while nothing that makes them changes.
+        """
         planner = self.planner
-        profile = self.count_profile()
+        now = planner.now
+        context = (planner.releases.version, planner.pool.expiration, self.count_unit())
+        last = self.__dict__.pop("_last_forecast", None)
+        if last is not None and (
+            last[0] != context
+            or any(start is not None and start <= now for _, _, _, start, _ in last[1])
+        ):
+            last = None
+        profile = None
+        kept: list[tuple] = []  # (jobid, units, duration, start or None, end)
+        reused = 0
         estimated = set()
-        floor, include_floor = planner.now, False
+        floor, include_floor = now, False
         for position, job in enumerate(self.pending_jobs()):
             if position >= self.forecast_depth:
                 break
             nodes = self.units(job.jobid)
             duration = job.resource_request.duration
             estimated.add(job.jobid)
-            start = None
-            if nodes <= profile.capacity:
-                start = profile.earliest(
+            if last is not None:
+                entries, stopped = last[1], last[2]
+                if position < len(entries) and entries[position][:3] == (
+                    job.jobid,
                     nodes,
-                    planner.window(duration),
-                    floor=floor,
-                    include_floor=include_floor,
-                )
+                    duration,
+                ):
+                    entry = entries[position]
+                    kept.append(entry)
+                    reused += 1
+                    if entry[3] is None:
+                        break  # no estimate, as before: none behind it either
+                    planner.promise(job.jobid, entry[3], entry[4], nodes)
+                    floor, include_floor = entry[3], True
+                    continue
+                if position < len(entries) or stopped:
+                    # Not the same jobs first: place them all again.
+                    planner.promises.clear()  # only reused ones were made
+                    yield from self._forecast_counted()
+                    return
+                profile = last[3]
+                last = None
+            if profile is None:
+                profile = self.count_profile()
+            start, end = _place(planner, profile, nodes, duration, floor, include_floor)
+            kept.append((job.jobid, nodes, duration, start, end))
             if start is None:
                 self.annotations.update(
                     job, t_estimate=None, reason_pending=REASON_NO_ESTIMATE
                 )
                 break
-            end = planner.window_end(start, duration)
-            profile.hold(start, end, nodes)
             planner.promise(job.jobid, start, end, nodes)
             reason = REASON_RESOURCES if position == 0 else REASON_PRIORITY
             self.annotations.update(job, t_estimate=start, reason_pending=reason)
@@ -114,6 +149,29 @@ class FifoScheduler(PlanningScheduler):
             if self.cheap_yield():
                 yield
         self._clear_estimates(estimated)
+        if profile is None and last is not None:
+            profile = last[3]  # every estimate reused
+        if profile is not None:
+            stopped = bool(kept) and kept[-1][3] is None
+            self._last_forecast = (context, kept, stopped, profile)
+        if self.check_reuse and reused:
+            assert self._fresh_forecast(kept) == kept, "kept estimates differ"
+
+    def _fresh_forecast(self, jobs: list[tuple]) -> list[tuple]:
+        """The estimates of *jobs* (``(jobid, units, duration, ...)``, in
+        queue order) on a profile built now, as :meth:`_forecast_counted`
+        places them without kept ones."""
+        planner = self.planner
+        profile = self.count_profile()
+        floor, include_floor = planner.now, False
+        out = []
+        for jobid, nodes, duration, _, _ in jobs:
+            start, end = _place(planner, profile, nodes, duration, floor, include_floor)
+            out.append((jobid, nodes, duration, start, end))
+            if start is None:
+                break
+            floor, include_floor = start, True
+        return out
 
     def _clear_estimates(self, estimated: set) -> None:
         for jobid in self.annotations.annotated():
@@ -154,6 +212,21 @@ class FifoScheduler(PlanningScheduler):
             floor, include_floor = start, True
             yield
         self._clear_estimates(estimated)
+
+
+def _place(planner, profile, nodes, duration, floor, include_floor):
+    """``(start, end)`` of the earliest window of *nodes* units from
+    *floor* in *profile*, held there; ``(None, None)`` if none."""
+    start = None
+    if nodes <= profile.capacity:
+        start = profile.earliest(
+            nodes, planner.window(duration), floor=floor, include_floor=include_floor
+        )
+    if start is None:
+        return None, None
+    end = planner.window_end(start, duration)
+    profile.hold(start, end, nodes)
+    return start, end
 
 
 def mod_main(h, *args):

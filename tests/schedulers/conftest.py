@@ -24,6 +24,15 @@ def _check_carried_profiles(monkeypatch):
     monkeypatch.setattr(CountedPlanning, "check_carried", True)
 
 
+@pytest.fixture(autouse=True)
+def _check_reused_work(monkeypatch):
+    """Whatever a pass reuses from the one before (fifo's kept estimates)
+    is worked out afresh as well and compared (a mismatch fails the pass)."""
+    from flux_sched_base.scheduler import PlanningScheduler
+
+    monkeypatch.setattr(PlanningScheduler, "check_reuse", True)
+
+
 POLICIES = ("fifo", "easy", "conservative")
 
 
