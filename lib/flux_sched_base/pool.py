@@ -10,7 +10,12 @@ scheduler's CPU time in a real broker.  :class:`Rv1SummaryPool` is
 ``Rv1Pool`` with the same summary computed from the pool's own sets in
 plain Python, and the idsets of R (``to_dict``, once a job, for the KVS
 and SUCCESS) likewise: equal strings and dicts, tested against
-flux-python's; everything else is ``Rv1Pool``'s.  :class:`Pool` is the
+flux-python's.  Its ``alloc`` makes ``Rv1Pool``'s choice (worst fit:
+most free cores first) from free counts, building the free core sets
+only of the ranks it takes, where ``Rv1Pool`` builds them for every rank
+at every allocation (about 50 us a job on 64 nodes); a subclass that
+overrides the choice, and constrained requests, get ``Rv1Pool``'s own.
+Everything else is ``Rv1Pool``'s.  :class:`Pool` is the
 facade flux-python's ``pool_class`` hook takes; :class:`~flux_sched_base.
 scheduler.PlanningScheduler` names it, and ``pool-class=`` still selects
 another.
@@ -19,10 +24,14 @@ another.
 from __future__ import annotations
 
 import json
+import syslog
+import time
 from collections.abc import Iterable, Mapping
+from operator import itemgetter
 
 from flux.hostlist import Hostlist
-from flux.resource import ResourcePool
+from flux.job import JobID
+from flux.resource import InsufficientResources, ResourcePool
 from flux.resource.ResourcePoolImplementation import ResourcePoolImplementation
 from flux.resource.Rv1Pool import Rv1Pool
 
@@ -79,6 +88,29 @@ def summary(ranks: Mapping[int, Mapping]) -> str:
     return " ".join(parts)
 
 
+_by_free = itemgetter(0, 1)
+
+
+def _discrete(count) -> bool:
+    """Whether a request's count lists discrete values (refused by
+    ``Rv1Pool.alloc``)."""
+    return count is not None and count._values is not None
+
+
+def _free_sets(info: Mapping, gfree: int) -> tuple[frozenset, frozenset]:
+    """All free cores and GPUs of a rank (``gfree``: how many GPUs)."""
+    cores = frozenset(info["cores"] - info["allocated_cores"])
+    gpus = frozenset(info["gpus"] - info["allocated_gpus"]) if gfree else frozenset()
+    return cores, gpus
+
+
+def _lowest(info: Mapping, ncores: int, ngpus: int) -> tuple[frozenset, frozenset]:
+    """The *ncores* lowest free cores and *ngpus* lowest free GPUs of a rank."""
+    cores = sorted(info["cores"] - info["allocated_cores"])[:ncores]
+    gpus = sorted(info["gpus"] - info["allocated_gpus"])[:ngpus] if ngpus else ()
+    return frozenset(cores), frozenset(gpus)
+
+
 class Rv1SummaryPool(Rv1Pool):
     """flux-python's ``Rv1Pool`` with :meth:`dumps` and R's idsets
     formatted in plain Python."""
@@ -86,6 +118,128 @@ class Rv1SummaryPool(Rv1Pool):
     def dumps(self) -> str:
         """The compact resource summary (as ``Rv1Pool.dumps``)."""
         return summary(self._ranks)
+
+    def alloc(self, jobid: int, request) -> Rv1Pool:
+        """Allocate *request* for *jobid*: the resources ``Rv1Pool.alloc``
+        would pick, the same result, bookkeeping and log line; raises
+        ``InsufficientResources`` or ``InfeasibleRequest`` as it does."""
+        cls = type(self)
+        if (
+            request.constraint is not None
+            or cls._sort_candidates is not Rv1Pool._sort_candidates
+            or cls._select_resources is not Rv1Pool._select_resources
+            or _discrete(request.node_count)
+            or _discrete(request.slot_count)
+        ):
+            return super().alloc(jobid, request)
+        picks, nslots = self._worst_fit(request)
+        taken = {rank for rank, _, _ in picks}
+        ranks = {}
+        for rank, cores, gpus in picks:
+            info = self._ranks[rank]
+            info["allocated_cores"] |= cores
+            info["allocated_gpus"] |= gpus
+            ranks[rank] = {
+                "hostname": info["hostname"],
+                "cores": cores,
+                "gpus": gpus,
+                "allocated_cores": set(cores),
+                "allocated_gpus": set(gpus),
+                "up": True,
+            }
+        # Instance-local properties (a leading '+', RFC 20) stay out of a
+        # job's R, as flux-python's pinned Rv1Pool leaves them out.
+        properties = {}
+        for name, members in self._properties.items():
+            if not name.startswith("+") and not members.isdisjoint(taken):
+                properties[name] = members & taken
+        result = cls._from_state(
+            expiration=0.0,
+            starttime=0.0,
+            has_nodelist=True,
+            properties=properties,
+            ranks=ranks,
+            scheduling=self.scheduling,
+            job_state={},
+            log=self.log,
+            source=self,
+        )
+        result._nslots = nslots
+        if request.duration > 0.0:
+            end = time.time() + request.duration
+        else:
+            end = self._expiration if self._expiration > 0.0 else 0.0
+        self._job_state[jobid] = (end, result)
+        self._bump()
+        self.log(syslog.LOG_DEBUG, f"alloc: {JobID(jobid).f58}: {result.dumps()}")
+        return result
+
+    def _worst_fit(self, request) -> tuple[list, int]:
+        """``(picks, nslots)``: *picks* ``[(rank, cores, gpus)]`` as
+        ``Rv1Pool._select_resources`` chooses them, found from free counts."""
+        exclusive = request.exclusive
+        size = request.slot_size
+        per_gpu = request.gpu_per_slot
+        # (free cores, free gpus, rank, info) of the up ranks with room for
+        # one slot (an idle rank, if exclusive).
+        room = []
+        for rank, info in self._ranks.items():
+            if not info["up"]:
+                continue
+            cores, used = info["cores"], info["allocated_cores"]
+            free = len(cores) - len(used)
+            # Cores held outside the rank's own set (a job's R from a hello
+            # may name them) make the count a set difference.
+            if used and not used <= cores:
+                free = len(cores - used)
+            if free < (len(cores) if exclusive else size):
+                continue
+            gfree = 0
+            gpus, gused = info["gpus"], info["allocated_gpus"]
+            if gpus or gused:
+                gfree = len(gpus) - len(gused) if gused <= gpus else len(gpus - gused)
+            if gfree < per_gpu:
+                continue
+            room.append((free, gfree, rank, info))
+        # Most free cores, then GPUs, first; ties in rank table order.
+        room.sort(key=_by_free, reverse=True)
+        picks = []
+        if request.nnodes > 0:
+            least, most = request.nnodes, request.nnodes_max
+            per_node = request.nslots // least
+            for free, gfree, rank, info in room:
+                if most is not None and len(picks) >= most:
+                    break
+                if exclusive:
+                    if free < len(info["cores"]):
+                        continue
+                    picks.append((rank, *_free_sets(info, gfree)))
+                    continue
+                ncores, ngpus = per_node * size, per_node * per_gpu
+                if free < ncores or gfree < ngpus:
+                    continue
+                picks.append((rank, *_lowest(info, ncores, ngpus)))
+            if len(picks) < least:
+                self._check_feasibility(request)
+                raise InsufficientResources("insufficient resources")
+            return picks, per_node * len(picks)
+        least, most = request.nslots, request.nslots_max
+        granted = 0
+        for free, gfree, rank, info in room:
+            if most is not None and granted >= most:
+                break
+            fits = free // size
+            if per_gpu > 0:
+                fits = min(fits, gfree // per_gpu)
+            if most is not None:
+                fits = min(fits, most - granted)
+            if fits > 0:
+                picks.append((rank, *_lowest(info, fits * size, fits * per_gpu)))
+                granted += fits
+        if granted < least:
+            self._check_feasibility(request)
+            raise InsufficientResources("insufficient resources")
+        return picks, granted
 
     def _build_dict(self) -> dict:
         # R as Rv1Pool writes it (to_dict, encode); only the node list

@@ -3,6 +3,8 @@ flux-python's ``Rv1Pool`` does, and allocates exactly as it does."""
 
 from __future__ import annotations
 
+from unittest import mock
+
 from flux.resource.Rv1Pool import ResourceRequest, Rv1Pool
 from flux.resource.Rv1Set import _display_idset, _idset_str
 from hypothesis import given, settings
@@ -10,7 +12,7 @@ from hypothesis import strategies as st
 
 from flux_sched_base.pool import Pool, Rv1SummaryPool, display_idset, idset_text
 from mock_broker.jobspec import make_jobspec
-from mock_broker.machine import Machine
+from mock_broker.machine import Machine, NodeGroup
 
 ids = st.sets(st.integers(0, 40), max_size=20)
 
@@ -83,3 +85,153 @@ def test_the_facade_builds_the_summary_pool_and_wraps_its_allocations():
     R = pool.alloc(1, ResourceRequest.from_jobspec(make_jobspec(slots=2, cores=2)))
     assert isinstance(R.impl, Rv1SummaryPool)
     assert R.dumps() == Rv1Pool(R.to_dict()).dumps()
+
+
+# -- alloc: the same choice as Rv1Pool, from free counts -----------------------------
+
+
+def _request(shape, gpus: int):
+    """A ResourceRequest from a drawn shape: slot-only (fixed or ranged
+    count), per-node (fixed or ranged node count), exclusive or not."""
+    kind, n, size, gpu, exclusive, ranged = shape
+    per_gpu = int(gpu and gpus > 0)
+    if kind == "slots":
+        spec = make_jobspec(slots=n, cores=size, gpus=per_gpu, duration=60.0 * gpu)
+        if ranged:
+            spec["resources"][0]["count"] = (
+                {"min": 1, "max": n} if n > 1 else {"min": 1}
+            )
+    elif ranged:
+        nodes = {"min": 1, "max": n} if n > 1 else {"min": 1}
+        spec = make_jobspec(nodes=nodes, slots=1, cores=size, gpus=per_gpu)
+    else:
+        spec = make_jobspec(
+            nodes=n, slots=n, cores=size, gpus=per_gpu, exclusive=exclusive or None
+        )
+    return ResourceRequest.from_jobspec(spec)
+
+
+def _outcome(pool, jobid, request):
+    try:
+        R = pool.alloc(jobid, request)
+    except OSError as exc:
+        return type(exc), str(exc)
+    return R.encode(), R._nslots, pool._job_state[jobid][0]
+
+
+shapes = st.tuples(
+    st.sampled_from(["slots", "nodes"]),
+    st.integers(1, 4),
+    st.integers(1, 4),
+    st.booleans(),
+    st.booleans(),
+    st.booleans(),
+)
+steps = st.lists(
+    st.one_of(
+        st.tuples(st.just("alloc"), shapes),
+        st.tuples(st.just("free"), st.integers(0, 20)),
+        st.tuples(st.just("partial"), st.integers(0, 20)),
+        st.tuples(st.just("down"), st.integers(0, 7)),
+        st.tuples(st.just("up"), st.integers(0, 7)),
+        st.tuples(st.just("hello"), st.integers(0, 7)),
+    ),
+    max_size=25,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    groups=st.lists(
+        st.tuples(st.integers(1, 3), st.integers(1, 5), st.integers(0, 2)),
+        min_size=1,
+        max_size=3,
+    ),
+    expiration=st.sampled_from([0.0, 5000.0]),
+    steps=steps,
+)
+def test_alloc_picks_what_rv1pool_picks(groups, expiration, steps):
+    """Allocation, exceptions, frees (whole and by rank), ranks going down
+    and up, and hello allocations holding cores and GPUs the rank does not
+    list: both pools answer alike and end in the same state."""
+    machine = Machine(
+        tuple(
+            NodeGroup(n, c, g, ("big",) if c > 3 else ("+local",)) for n, c, g in groups
+        )
+    )
+    R = machine.to_R()
+    R["execution"]["expiration"] = expiration
+    theirs, ours = Rv1Pool(R), Rv1SummaryPool(R)
+    ranks = sorted(ours._ranks)
+    gpus = max(g for _, _, g in groups)
+    granted: list[int] = []
+    with mock.patch("time.time", return_value=1000.0):
+        for jobid, (op, arg) in enumerate(steps, start=1):
+            if op == "alloc":
+                request = _request(arg, gpus)
+                a, b = _outcome(theirs, jobid, request), _outcome(ours, jobid, request)
+                assert b == a
+                if isinstance(a[0], str):
+                    granted.append(jobid)
+            elif op in ("free", "partial") and arg < len(granted):
+                jobid = granted[arg]
+                alloc = ours._job_state.get(jobid)
+                if alloc is None:
+                    continue
+                if op == "partial" and len(alloc[1]._ranks) > 1:
+                    part = min(alloc[1]._ranks)
+                    for pool in (theirs, ours):
+                        piece = pool._job_state[jobid][1]._copy_from_ranks({part})
+                        piece._ranks[part]["cores"] = alloc[1]._ranks[part]["cores"]
+                        piece._ranks[part]["gpus"] = alloc[1]._ranks[part]["gpus"]
+                        pool.free(jobid, piece)
+                else:
+                    theirs.free(jobid)
+                    ours.free(jobid)
+            elif op in ("down", "up"):
+                rank = str(ranks[arg % len(ranks)])
+                for pool in (theirs, ours):
+                    getattr(pool, f"mark_{op}")(rank)
+            elif op == "hello":
+                # A running job's R naming a core (and a GPU) beyond the
+                # rank's own.
+                rank = ranks[arg % len(ranks)]
+                info = ours._ranks[rank]
+                children = {"core": str(max(info["cores"]) + 1)}
+                if arg % 2:
+                    children["gpu"] = str(max(info["gpus"], default=-1) + 1)
+                R_lite = [{"rank": str(rank), "children": children}]
+                held = {
+                    "version": 1,
+                    "execution": {
+                        "R_lite": R_lite,
+                        "starttime": 0.0,
+                        "expiration": 0.0,
+                    },
+                }
+                theirs.register_alloc(jobid, Rv1Pool(held))
+                ours.register_alloc(jobid, Rv1SummaryPool(held))
+            assert ours.to_dict() == theirs.to_dict()
+            assert ours.copy_allocated().to_dict() == theirs.copy_allocated().to_dict()
+    assert ours.generation == theirs.generation
+    assert sorted(ours._job_state) == sorted(theirs._job_state)
+
+
+def test_alloc_defers_to_rv1pool_for_constraints_and_overridden_choices():
+    R = Machine.uniform(4, 2, properties=("amd",)).to_R()
+    constrained = ResourceRequest.from_jobspec(
+        make_jobspec(slots=1, constraints={"properties": ["amd"]})
+    )
+    pool = Rv1SummaryPool(R)
+    with mock.patch.object(Rv1SummaryPool, "_worst_fit") as fast:
+        pool.alloc(1, constrained)
+        assert not fast.called
+
+    class BestFirst(Rv1SummaryPool):
+        def _sort_candidates(self, candidates):
+            return sorted(candidates, key=lambda c: c[0])
+
+    pool = BestFirst(R)
+    with mock.patch.object(Rv1SummaryPool, "_worst_fit") as fast:
+        assert pool.alloc(2, ResourceRequest.from_jobspec(make_jobspec())).dumps()
+        assert not fast.called
