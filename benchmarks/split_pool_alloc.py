@@ -1,5 +1,11 @@
-"""Allocation cost of the SplitPool against flux-python's Rv1Pool, on a
-fragmented 1,024-node GPU machine, with request sizes from a real trace.
+"""Allocation cost of the SplitPool and of the reference schedulers' pool
+against flux-python's Rv1Pool, on a fragmented 1,024-node GPU machine,
+with request sizes from a real trace.
+
+The pools: ``Rv1Pool`` (flux-python's, the base of the ratios), ``Pool``
+(:mod:`flux_sched_base.pool`, the reference schedulers' default: the same
+choices as Rv1Pool, found from free counts), ``SplitPool`` and
+``SplitPoolAnySlots`` (docs/split-pool.rst).
 
 The machine: 1,024 nodes of 32 cores and 4 GPUs.  A trace job of *p*
 processors becomes a slot-only request of ``N = ceil(p / procs-per-task)``
@@ -55,6 +61,7 @@ from flux.resource import (  # noqa: E402
     ResourcePool,
 )
 
+from flux_sched_base.pool import Pool  # noqa: E402
 from flux_sched_base.split_pool import SplitPool, SplitPoolAnySlots  # noqa: E402
 from mock_broker.jobspec import make_jobspec  # noqa: E402
 from mock_broker.machine import Machine  # noqa: E402
@@ -67,6 +74,7 @@ NODES, CORES, GPUS = 1024, 32, 4
 GPU_TASK_CORES, CPU_TASK_CORES = 8, 4
 POOLS = {
     "Rv1Pool": ResourcePool,
+    "Pool": Pool,
     "SplitPool": SplitPool,
     "SplitPoolAnySlots": SplitPoolAnySlots,
 }
