@@ -19,7 +19,10 @@ from collections import deque
 import flux.constants
 import flux.hostlist
 import flux.kvs
+from flux.idset import IDset
 from flux.job import JobID
+
+from flux_sched_base.pool import idset_text
 
 _SUCCESS, _DENY, _CANCEL = 0, 2, 3  # RFC 27 alloc response types
 
@@ -78,8 +81,8 @@ class NullScheduler:
         self.hosts = list(flux.hostlist.Hostlist(execution["nodelist"]))
         ranks: dict[int, list[int]] = {}
         for entry in execution["R_lite"]:
-            cores = _expand(entry["children"]["core"])
-            for rank in _expand(entry["rank"]):
+            cores = list(IDset(entry["children"]["core"]))
+            for rank in IDset(entry["rank"]):
                 ranks[rank] = list(cores)
         self.free = [ranks.get(rank, []) for rank in range(len(self.hosts))]
         self.widest = max(map(len, self.free), default=0)
@@ -142,7 +145,9 @@ class NullScheduler:
         R = {
             "version": 1,
             "execution": {
-                "R_lite": [{"rank": str(rank), "children": {"core": _compress(cores)}}],
+                "R_lite": [
+                    {"rank": str(rank), "children": {"core": idset_text(cores)}}
+                ],
                 "nodelist": [self.hosts[rank]],
                 "starttime": now,
                 "expiration": now + duration if duration else 0.0,
@@ -174,26 +179,6 @@ def _need(jobspec: dict) -> tuple[int, float]:
             stack.append((child, times * count))
     duration = jobspec.get("attributes", {}).get("system", {}).get("duration", 0)
     return total, float(duration)
-
-
-def _expand(ids: str) -> list[int]:
-    """``"0-3,7"`` -> ``[0, 1, 2, 3, 7]``."""
-    out: list[int] = []
-    for part in ids.split(","):
-        low, _, high = part.partition("-")
-        out.extend(range(int(low), int(high or low) + 1))
-    return out
-
-
-def _compress(ids: list[int]) -> str:
-    """``[0, 1, 2, 3, 7]`` (sorted) -> ``"0-3,7"``."""
-    runs: list[list[int]] = []
-    for i in ids:
-        if runs and i == runs[-1][1] + 1:
-            runs[-1][1] = i
-        else:
-            runs.append([i, i])
-    return ",".join(str(lo) if lo == hi else f"{lo}-{hi}" for lo, hi in runs)
 
 
 def mod_main(h, *args):

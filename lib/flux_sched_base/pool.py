@@ -98,13 +98,6 @@ def _discrete(count) -> bool:
     return count is not None and count._values is not None
 
 
-def _free_sets(info: Mapping, gfree: int) -> tuple[frozenset, frozenset]:
-    """All free cores and GPUs of a rank (``gfree``: how many GPUs)."""
-    cores = frozenset(info["cores"] - info["allocated_cores"])
-    gpus = frozenset(info["gpus"] - info["allocated_gpus"]) if gfree else frozenset()
-    return cores, gpus
-
-
 def _lowest(info: Mapping, ncores: int, ngpus: int) -> tuple[frozenset, frozenset]:
     """The *ncores* lowest free cores and *ngpus* lowest free GPUs of a rank."""
     cores = sorted(info["cores"] - info["allocated_cores"])[:ncores]
@@ -214,7 +207,7 @@ class Rv1SummaryPool(Rv1Pool):
                 if exclusive:
                     if free < len(info["cores"]):
                         continue
-                    picks.append((rank, *_free_sets(info, gfree)))
+                    picks.append((rank, *_lowest(info, free, gfree)))  # all free
                     continue
                 ncores, ngpus = per_node * size, per_node * per_gpu
                 if free < ncores or gfree < ngpus:

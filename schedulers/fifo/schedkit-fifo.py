@@ -94,6 +94,8 @@ class FifoScheduler(PlanningScheduler):
         planner = self.planner
         now = planner.now
         context = (planner.releases.version, planner.pool.expiration, self.count_unit())
+        # Taken, not read: a pass that ends early (a message arrived) leaves
+        # no forecast behind, and the next one places every job afresh.
         last = self.__dict__.pop("_last_forecast", None)
         if last is not None and (
             last[0] != context
