@@ -367,11 +367,11 @@ class Planner(PlanBook):
             return None
         now = self.now
         duration = request.duration
+        tend = self.window_end(now, duration)
         if not ignore_reservations and not self._counts_allow_now(
-            jobid, duration, need, exclude_held
+            jobid, duration, need, exclude_held, tend
         ):
             return None
-        tend = self.window_end(now, duration)
         considered = self._considered(jobid, exclude_held)
         blocking = (
             []
@@ -419,7 +419,14 @@ class Planner(PlanBook):
         self.add_running(other, item.R, expiration)
         return item.R
 
-    def _counts_allow_now(self, jobid, duration, need, exclude_held) -> bool:
+    def _counts_allow_now(self, jobid, duration, need, exclude_held, tend) -> bool:
+        """Do the counts let *need* (which fits the usage now) stay from
+        now until *tend*, around the reservations considered?"""
+        if next(self.reservations_overlapping(self.now, tend), None) is None:
+            # Only running jobs use anything in the window, and their
+            # usage only falls as they end: what fits now fits throughout.
+            # (Scanning the window would cost a step per running job.)
+            return True
         own = self.reservations.get(jobid)
         found = self.profile.candidates(
             self.now,
