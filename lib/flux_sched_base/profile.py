@@ -25,7 +25,9 @@ from __future__ import annotations
 
 import bisect
 import math
+import operator
 from collections.abc import Iterable, Iterator
+from itertools import accumulate, repeat
 
 from sortedcontainers import SortedDict
 
@@ -78,6 +80,7 @@ class Profile:
         #: Incremented on every change.
         self.version = 0
         self._prefix_cache = None
+        self._table_cache = None
 
     def __len__(self) -> int:
         """Number of breakpoints (the profile size reported in statistics)."""
@@ -248,6 +251,57 @@ class Profile:
             c, g, n, b = apply(t, c, g, n, b)
             yield t, c, g, n, b, t in ends
 
+    def _table(self) -> tuple[list, list, list, list, list]:
+        """``(times, cores, gpus, full, busy)``: the usage in force from
+        each time on, the first entry (time ``-inf``) before every
+        breakpoint; cached until the profile changes."""
+        cache = self._table_cache
+        if cache is not None and cache[0] == self.version:
+            return cache[1]
+        deltas = self._deltas
+        times = [-INF, *deltas.keys()]
+        values = list(deltas.values())
+        table = (
+            times,
+            *(
+                list(accumulate(map(operator.itemgetter(k), values), initial=b))
+                for k, b in enumerate(self.base)
+            ),
+        )
+        self._table_cache = (self.version, table)
+        return table
+
+    def _usage(self, minus: Profile | None, own) -> tuple[list, ...]:
+        """:meth:`_table` with *minus* and *own* left out (see
+        :meth:`_steps`)."""
+        table = self._table()
+        if minus is None and own is None:
+            return table
+        times, *columns = table
+        if minus is not None:
+            # Every breakpoint of *minus* is one here: read its deltas at ours.
+            zero = (0, 0, 0, 0)
+            theirs = list(map(minus._deltas.get, times[1:], repeat(zero)))
+            columns = [
+                list(
+                    map(
+                        operator.sub,
+                        column,
+                        accumulate(map(operator.itemgetter(k), theirs), initial=b),
+                    )
+                )
+                for k, (column, b) in enumerate(zip(columns, minus.base, strict=True))
+            ]
+        if own is not None:
+            start, end, vec = own
+            i = bisect.bisect_left(times, start)
+            j = bisect.bisect_left(times, end)
+            columns = [list(column) for column in columns] if minus is None else columns
+            for column, v in zip(columns, vec, strict=True):
+                if v:
+                    column[i:j] = map(operator.sub, column[i:j], repeat(v))
+        return (times, *columns)
+
     def candidates(
         self,
         floor: float,
@@ -273,46 +327,38 @@ class Profile:
         expiration, when there is one).
         """
         cap = self.capacity
-        thr = [cap[i] - need[i] for i in range(4)]
-        if min(thr) < 0:
+        thr_c, thr_g, thr_n, thr_b = (cap[i] - need[i] for i in range(4))
+        if min(thr_c, thr_g, thr_n, thr_b) < 0:
             return
-        thr_c, thr_g, thr_n, thr_b = thr
-        steps = self._steps(floor, minus, own)
-        buf: list = []
-
-        def fill(i: int) -> bool:
-            while len(buf) <= i:
-                step = next(steps, None)
-                if step is None:
-                    return False
-                buf.append(step)
-            return True
-
-        i = 0
-        while fill(i):
-            t, _, _, _, _, is_end = buf[i]
+        times, cores, gpus, full, busy = self._usage(minus, own)
+        ends = self._ends
+        n = len(times)
+        first = bisect.bisect_right(times, floor) - 1  # the step holding floor
+        i = first
+        good = first  # steps from i up to good are known to fit
+        while i < n:
+            t = floor if i == first else times[i]
             if t >= limit:
                 return
-            if not is_end or (i == 0 and not include_floor):
+            if (i == first and not include_floor) or (i != first and t not in ends):
                 i += 1
                 continue
             tend = _window_end(t, duration, horizon)
-            k = i
-            blocked = False
-            while True:
-                tk, ck, gk, nk, bk, _ = buf[k]
-                if tk >= tend:
-                    break
-                if ck > thr_c or gk > thr_g or nk > thr_n or bk > thr_b:
-                    blocked = True
-                    break
+            # The steps of the window are first..k-1 with times below tend.
+            stop = bisect.bisect_left(times, tend, i + 1)
+            k = good if good > i else i
+            while k < stop and (
+                cores[k] <= thr_c
+                and gpus[k] <= thr_g
+                and full[k] <= thr_n
+                and busy[k] <= thr_b
+            ):
                 k += 1
-                if not fill(k):
-                    break
-            if blocked:
+            if k < stop:
                 # Every candidate up to step k has step k in its window.
                 i = k + 1
                 continue
+            good = stop
             yield t
             i += 1
 

@@ -120,3 +120,82 @@ def test_any_adds_and_removes_equal_the_remaining_items_added_afresh(operations)
         for other in held:
             fresh.add(*other)
         assert list(p._steps(0.0, None, None)) == list(fresh._steps(0.0, None, None))
+
+
+def test_a_later_candidate_still_checks_the_step_after_the_last_window():
+    p = Profile(CAP)
+    p.add(None, 10.0, (1, 0, 0, 1), ranks=[0])
+    p.add(None, 15.0, (1, 0, 0, 1), ranks=[1])
+    p.add(20.0, 30.0, (4, 0, 4, 4), ranks=[0, 1, 2, 3])
+    # 15 is an end, but its window [15, 25) meets the reservation at 20.
+    assert list(p.candidates(0.0, 10.0, (2, 0, 0, 2))) == [0.0, 10.0, 30.0]
+
+
+def _candidates_by_steps(p, floor, duration, need, include_floor, limit, minus, own):
+    """Every candidate checked over its whole window, read from ``_steps``."""
+    steps = list(p._steps(floor, minus, own))
+    out = []
+    for index, (t, *_, is_end) in enumerate(steps):
+        if t >= limit:
+            break
+        if not is_end or (index == 0 and not include_floor):
+            continue
+        end = t + duration if duration > 0 else INF
+        window = [s for s in steps[index:] if s[0] < end]
+        if all(
+            s[1 + k] + need[k] <= p.capacity[k] for s in window for k in range(4)
+        ):
+            out.append(t)
+    return out
+
+
+_times = st.sampled_from([0.0, 5.0, 10.0, 15.0, 20.0, 30.0, 45.0])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(_items, min_size=1, max_size=12),
+    st.data(),
+    _times,
+    st.sampled_from([0.0, 5.0, 10.0, 25.0]),
+    st.tuples(st.integers(0, 8), st.integers(0, 2), st.integers(0, 3)),
+    st.booleans(),
+    st.sampled_from([INF, 12.0, 30.0]),
+)
+def test_candidates_equal_a_full_check_of_every_window(
+    items, data, floor, duration, need, include_floor, limit
+):
+    # Reservations held out (minus) and the job's own one (own) change
+    # the usage read; a later candidate skips windows known to fit.
+    p = Profile(CAP)
+    placed = []
+    for start, end, ranks in items:
+        if start is not None and end <= start:
+            continue
+        full = len(ranks) if end == INF or start is None else 0
+        vec = (len(ranks) * 2 + (4 if full else 0), 0, full, len(ranks))
+        p.add(start, end, vec, ranks=sorted(ranks))
+        placed.append((start, end, vec))
+    reservations = [item for item in placed if item[0] is not None]
+    minus = own = None
+    if placed and data.draw(st.booleans()):
+        minus = Profile(CAP)
+        for start, end, vec in data.draw(st.lists(st.sampled_from(placed))):
+            minus.add(start, end, vec)
+    if reservations and data.draw(st.booleans()):
+        own = data.draw(st.sampled_from(reservations))
+    cores, nodes, busy = need
+    request = (cores, 0, nodes, busy)
+    expected = _candidates_by_steps(
+        p, floor, duration, request, include_floor, limit, minus, own
+    )
+    found = p.candidates(
+        floor,
+        duration,
+        request,
+        include_floor=include_floor,
+        limit=limit,
+        minus=minus,
+        own=own,
+    )
+    assert list(found) == expected
