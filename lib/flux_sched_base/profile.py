@@ -259,8 +259,8 @@ class Profile:
         if cache is not None and cache[0] == self.version:
             return cache[1]
         deltas = self._deltas
-        times = [-INF, *deltas.keys()]
-        values = list(deltas.values())
+        times = [-INF, *deltas]
+        values = list(map(deltas.__getitem__, times[1:]))
         table = (
             times,
             *(
