@@ -219,6 +219,9 @@ class Profile:
         *minus* (a rank-less profile whose breakpoints are all breakpoints of
         this one) and *own* (``(start, end, vec)`` of one reservation in this
         profile) are left out.
+
+        The queries read the same usage from :meth:`_usage` in bulk; this
+        step-by-step reading is the definition the tests hold them to.
         """
         deltas = self._deltas
         mdeltas = minus._deltas if minus is not None else None
@@ -373,19 +376,17 @@ class Profile:
         """
         cache = self._prefix_cache
         if cache is None or cache[0] != self.version or cache[1] != floor:
-            times: list = []
-            maxima: list = []
-            top = [-INF] * 4
-            for t, c, g, n, b, _ in self._steps(floor, None, None):
-                top = [max(top[0], c), max(top[1], g), max(top[2], n), max(top[3], b)]
-                times.append(t)
-                maxima.append(top)
-            cache = self._prefix_cache = (self.version, floor, times, maxima)
-        _, _, times, maxima = cache
+            times, *columns = self._table()
+            first = bisect.bisect_right(times, floor) - 1  # the step holding floor
+            maxima = [list(accumulate(column[first:], max)) for column in columns]
+            cache = self._prefix_cache = (self.version, floor, first, maxima)
+        _, _, first, maxima = cache
+        times = self._table()[0]
         tend = _window_end(floor, duration, horizon)
-        j = max(0, bisect.bisect_left(times, tend) - 1)
-        top, cap = maxima[j], self.capacity
-        return all(top[i] + need[i] <= cap[i] for i in range(4))
+        # The last step of the window: the last one before tend.
+        j = bisect.bisect_left(times, tend, first + 1) - 1 - first
+        cap = self.capacity
+        return all(maxima[i][j] + need[i] <= cap[i] for i in range(4))
 
     def free_now_upper(self) -> Vec:
         """Upper bound on what is free now (capacity minus running usage)."""

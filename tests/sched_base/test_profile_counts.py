@@ -142,9 +142,7 @@ def _candidates_by_steps(p, floor, duration, need, include_floor, limit, minus, 
             continue
         end = t + duration if duration > 0 else INF
         window = [s for s in steps[index:] if s[0] < end]
-        if all(
-            s[1 + k] + need[k] <= p.capacity[k] for s in window for k in range(4)
-        ):
+        if all(s[1 + k] + need[k] <= p.capacity[k] for s in window for k in range(4)):
             out.append(t)
     return out
 
@@ -199,3 +197,6 @@ def test_candidates_equal_a_full_check_of_every_window(
         own=own,
     )
     assert list(found) == expected
+    # The prefix-maximum answer for one window from floor agrees too.
+    alone = _candidates_by_steps(p, floor, duration, request, True, INF, None, None)
+    assert p.fits_from(floor, duration, request) == (floor in alone)
