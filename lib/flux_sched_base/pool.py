@@ -165,8 +165,84 @@ class Rv1SummaryPool(Rv1Pool):
             end = self._expiration if self._expiration > 0.0 else 0.0
         self._job_state[jobid] = (end, result)
         self._bump()
-        self.log(syslog.LOG_DEBUG, f"alloc: {JobID(jobid).f58}: {result.dumps()}")
+        if self._logs(syslog.LOG_DEBUG):
+            self.log(syslog.LOG_DEBUG, f"alloc: {JobID(jobid).f58}: {result.dumps()}")
         return result
+
+    def _logs(self, level: int) -> bool:
+        """Would the pool's log keep a line at *level*?  No for the silent
+        default (scratch copies) and below a logger's ``level`` threshold
+        (flux-python's ``BrokerLogger``); yes for any other callable."""
+        log = self.log
+        if getattr(log, "__func__", None) is ResourcePoolImplementation.log:
+            return False
+        threshold = getattr(log, "level", None)
+        return not isinstance(threshold, int) or level <= threshold
+
+    def register_alloc(self, jobid: int, R: Rv1Pool) -> None:
+        """Hold *R*, an allocation made elsewhere (a running job at hello,
+        an R chosen on a scratch copy), as ``Rv1Pool.register_alloc``
+        does; its info line is formatted only when it would be logged."""
+        missing = R._ranks.keys() - self._ranks.keys()
+        if missing:
+            raise ValueError(
+                f"allocation contains ranks not in resource pool: {sorted(missing)}"
+            )
+        self._set_allocated(R)
+        self._job_state[jobid] = (R.get_expiration(), R)
+        self._bump()
+        if self._logs(syslog.LOG_INFO):
+            self.log(syslog.LOG_INFO, f"hello: {JobID(jobid).f58}: {R.dumps()}")
+
+    def free(self, jobid: int, R=None, final: bool = False) -> None:
+        """Give back a job's resources: all of them (*R* None, or *final*)
+        or the ranks of *R* (a partial free), with ``Rv1Pool.free``'s checks
+        and errors; its debug line is formatted only when it would be
+        logged."""
+        tracked = self._job_state.get(jobid)
+        if R is not None and tracked is not None:
+            held = tracked[1]._ranks
+            extra = R._ranks.keys() - held.keys()
+            if extra:
+                raise ValueError(
+                    f"free: {JobID(jobid).f58}: R contains ranks not in "
+                    f"job allocation: {extra}"
+                )
+            if final and (
+                held.keys() - R._ranks.keys()
+                or any(
+                    info["cores"] != held[rank]["cores"]
+                    or info["gpus"] != held[rank]["gpus"]
+                    for rank, info in R._ranks.items()
+                )
+            ):
+                raise ValueError(
+                    f"free: {JobID(jobid).f58}: final R mismatch: "
+                    f"got {R.dumps()}, expected {tracked[1].dumps()}"
+                )
+        if final or R is None:
+            if tracked is None:
+                return
+            del self._job_state[jobid]
+            freed = tracked[1]
+        else:
+            freed = R
+            if tracked is not None:
+                rest = tracked[1]._ranks.keys() - R._ranks.keys()
+                self._job_state[jobid] = (
+                    tracked[0],
+                    tracked[1]._copy_from_ranks(rest),
+                )
+        ranks = self._ranks
+        for rank, info in freed._ranks.items():
+            mine = ranks.get(rank)
+            if mine is not None:
+                mine["allocated_cores"] -= info["cores"]
+                mine["allocated_gpus"] -= info["gpus"]
+        if self._logs(syslog.LOG_DEBUG):
+            text = f"free: {JobID(jobid).f58}: {freed.dumps()}"
+            self.log(syslog.LOG_DEBUG, text + (" (final)" if final else ""))
+        self._bump()
 
     def _worst_fit(self, request) -> tuple[list, int]:
         """``(picks, nslots)``: *picks* ``[(rank, cores, gpus)]`` as

@@ -3,6 +3,7 @@ flux-python's ``Rv1Pool`` does, and allocates exactly as it does."""
 
 from __future__ import annotations
 
+import syslog
 from unittest import mock
 
 from flux.resource.Rv1Pool import ResourceRequest, Rv1Pool
@@ -10,7 +11,13 @@ from flux.resource.Rv1Set import _display_idset, _idset_str
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from flux_sched_base.pool import Pool, Rv1SummaryPool, display_idset, idset_text
+from flux_sched_base.pool import (
+    Pool,
+    Rv1SummaryPool,
+    display_idset,
+    idset_text,
+    summary,
+)
 from mock_broker.jobspec import make_jobspec
 from mock_broker.machine import Machine, NodeGroup
 
@@ -161,7 +168,10 @@ def test_alloc_picks_what_rv1pool_picks(groups, expiration, steps):
     )
     R = machine.to_R()
     R["execution"]["expiration"] = expiration
-    theirs, ours = Rv1Pool(R), Rv1SummaryPool(R)
+    their_log: list = []
+    our_log: list = []
+    theirs = Rv1Pool(R, log=lambda level, text: their_log.append((level, text)))
+    ours = Rv1SummaryPool(R, log=lambda level, text: our_log.append((level, text)))
     ranks = sorted(ours._ranks)
     gpus = max(g for _, _, g in groups)
     granted: list[int] = []
@@ -215,6 +225,44 @@ def test_alloc_picks_what_rv1pool_picks(groups, expiration, steps):
             assert ours.copy_allocated().to_dict() == theirs.copy_allocated().to_dict()
     assert ours.generation == theirs.generation
     assert sorted(ours._job_state) == sorted(theirs._job_state)
+    assert our_log == their_log
+
+
+class _Threshold:
+    """A logger with a level threshold, as flux-python's BrokerLogger."""
+
+    def __init__(self, level):
+        self.level = level
+        self.lines = []
+
+    def __call__(self, level, text):
+        if level <= self.level:
+            self.lines.append(text)
+
+
+def test_log_lines_are_formatted_only_when_the_level_keeps_them():
+    R = Machine.uniform(2, 4).to_R()
+    request = ResourceRequest.from_jobspec(make_jobspec(slots=1, cores=2))
+    for level, kept in ((syslog.LOG_DEBUG, 3), (syslog.LOG_INFO, 1)):
+        log = _Threshold(level)
+        pool = Rv1SummaryPool(R, log=log)
+        with mock.patch.object(
+            Rv1SummaryPool,
+            "dumps",
+            autospec=True,
+            side_effect=lambda pool: summary(pool._ranks),
+        ) as dumps:
+            R1 = pool.alloc(1, request)
+            pool.free(1)
+            pool.register_alloc(2, R1)
+        assert len(log.lines) == kept
+        assert dumps.call_count == kept
+    # A pool copy (no logger) formats nothing.
+    pool = Rv1SummaryPool(R).copy()
+    with mock.patch.object(Rv1SummaryPool, "dumps") as dumps:
+        pool.register_alloc(3, pool.alloc(3, request))
+        pool.free(3)
+    assert not dumps.called
 
 
 def test_alloc_defers_to_rv1pool_for_constraints_and_overridden_choices():

@@ -6,6 +6,8 @@
 ours.  These tests drive the pool the way ``flux.scheduler.Scheduler`` does,
 on a realistic machine, and check concrete outcomes: which ranks, cores
 and GPUs a job gets, what stays allocated, and which errors are raised.
+The tests that take the ``pool`` fixture run on the reference schedulers'
+:class:`~flux_sched_base.pool.Pool` too, which must behave alike.
 
 Machine: 16 nodes ``node0``..``node15``, 4 cores and 2 GPUs each; ranks
 0-11 carry ``pbatch``, 12-15 ``pdebug`` and 0-7 ``gpu-a100``.
@@ -30,6 +32,7 @@ from flux.resource import (
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from flux_sched_base.pool import Pool
 from mock_broker.machine import Machine, NodeGroup
 
 # ``flux.resource.Rv1Pool`` is the class; the pool reads ``time.time()``
@@ -90,10 +93,11 @@ def rng(lo, hi):
     return {"min": lo, "max": hi, "operator": "+", "operand": 1}
 
 
-@pytest.fixture
-def pool():
-    """A pool brought up as Scheduler._acquire_resources() does it."""
-    p = ResourcePool(machine_R())
+@pytest.fixture(params=[ResourcePool, Pool], ids=["flux-python", "schedkit"])
+def pool(request):
+    """A pool brought up as Scheduler._acquire_resources() does it: flux-
+    python's, and the reference schedulers' (which must behave alike)."""
+    p = request.param(machine_R())
     p.mark_down("all")
     p.mark_up("0-15")
     return p
