@@ -353,12 +353,16 @@ class CountedPlanning:
         keep: set[int] = set()  # annotated: holders and jobs with no estimate
         waiting = False
 
-        def hold(start: float, duration: float, nodes: int, around_ahead: bool):
+        def hold(start: float, duration: float, nodes: int, around_ahead: bool, old):
             """Hold a start or reservation in the profile (and, later, in
-            the jobs-ahead profile); return its end."""
+            the jobs-ahead profile), in place of the reservation *old*
+            (``(start, end)``) if not None; return its end."""
             nonlocal overcommitted
             until = planner.window_end(start, duration)
-            profile.hold(start, until, nodes)
+            if old is None:
+                profile.hold(start, until, nodes)
+            else:
+                profile.move(*old, start, until, nodes)
             light.placed(start, until)
             if ahead is not None:
                 ahead_adds.append((start, until, nodes))
@@ -382,6 +386,7 @@ class CountedPlanning:
                 mine = held.pop(jobid, None)
                 around_ahead = True
                 earlier = None
+                moving = None  # a reservation given up once the new one is held
                 if mine is not None:
                     start, until, _ = mine
                     if not overcommitted or profile.min_over(start, until) >= 0:
@@ -403,8 +408,12 @@ class CountedPlanning:
                         around_ahead = False
                     # Moves earlier; or a job that rose ahead, a longer
                     # expiration or nodes going down took it: placed again
-                    # like a new job.
-                    profile.hold(start, until, -nodes)
+                    # like a new job.  Moving to a start already found, it
+                    # is given up and taken again in one step.
+                    if earlier is None:
+                        profile.hold(start, until, -nodes)
+                    else:
+                        moving = (start, until)
                     light.released(start, until)
                 if around_ahead and not held:
                     # Every holder is reached: the jobs ahead are all of them.
@@ -432,7 +441,9 @@ class CountedPlanning:
                     started = self._start_counted(job, waiting)
                     if started is not None:
                         if started:
-                            hold(now, duration, nodes, around_ahead)
+                            hold(now, duration, nodes, around_ahead, moving)
+                        elif moving is not None:
+                            profile.hold(*moving, -nodes)  # denied
                         yield
                         continue
                 waiting = True
@@ -444,7 +455,7 @@ class CountedPlanning:
                     )
                 else:
                     holders.add(jobid)
-                    until = hold(start, duration, nodes, around_ahead)
+                    until = hold(start, duration, nodes, around_ahead, moving)
                     planner.promise(jobid, start, until, nodes)
                     self._estimate(job, start)
                 yield

@@ -275,6 +275,25 @@ class NodeProfile:
         f = self.f
         f[i:k] = [x - nodes for x in f[i:k]]
 
+    def move(
+        self, start: float, end: float, new_start: float, new_end: float, nodes: int
+    ) -> None:
+        """What ``hold(start, end, -nodes)`` and then ``hold(new_start,
+        new_end, nodes)`` do, holding only the differences between the
+        two spans: between the starts, and between the ends (a reservation
+        moved a little touches few steps).  Holding is linear, so this is
+        exact for any two spans, before now or disjoint included."""
+        if start != new_start:
+            self.hold(
+                min(start, new_start),
+                max(start, new_start),
+                nodes if new_start < start else -nodes,
+            )
+        if end != new_end:
+            self.hold(
+                min(end, new_end), max(end, new_end), nodes if end < new_end else -nodes
+            )
+
     def adjusted(self, holds: Iterable[tuple[float, float, int]]) -> NodeProfile:
         """A new profile: this one with every ``(start, end, nodes)`` of
         *holds* held as by :meth:`hold` (negative *nodes* release).

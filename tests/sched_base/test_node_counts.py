@@ -286,3 +286,20 @@ def test_adjusted_equals_holding_one_by_one(p, holds):
     )
     assert swept.t[0] == p.now
     assert (p.t, p.f) == original  # a new profile; this one is untouched
+
+
+_spans = st.tuples(st.integers(-10, 70), st.one_of(st.integers(1, 50), st.just(None)))
+
+
+@settings(max_examples=500, deadline=None)
+@given(p=fragmented_profiles(), old=_spans, new=_spans, nodes=st.integers(1, 3))
+def test_move_equals_a_release_then_a_hold(p, old, new, nodes):
+    def span(start, length):
+        return float(start), INF if length is None else float(start + length)
+
+    (start, end), (new_start, new_end) = span(*old), span(*new)
+    expected = p.copy()
+    expected.hold(start, end, -nodes)
+    expected.hold(new_start, new_end, nodes)
+    p.move(start, end, new_start, new_end, nodes)
+    assert (p.steps(), p.free_now) == (expected.steps(), expected.free_now)
