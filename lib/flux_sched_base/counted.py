@@ -171,22 +171,22 @@ class _Carried:
     """What an unlimited-depth pass keeps so that the next one need not
     build its profile from every running job and reservation again.
 
-    *base* is the profile as the pass built it (running jobs and the
-    reservations *held* then), taken when the planner's releases were
-    marked (:meth:`~flux_sched_base.releases.Releases.mark`).  The next
-    pass reads it from its own now and applies what changed since: the
-    running jobs' totals (:meth:`~flux_sched_base.releases.Releases.
-    changes`) and the reservations held now against *held*.  That is
-    exact by construction; what the pass itself did to its profile is not
-    carried.  *end_position* and *promises* are the releases' position and
-    the reservations when the pass ended: what changed after them is what
-    made the plan lighter between the passes.
+    When the pass ends (complete or cut short), *base* is its profile
+    without the jobs it started: the running jobs as they were when the
+    planner's releases were marked (:meth:`~flux_sched_base.releases.
+    Releases.mark`, as the pass built its profile) and the reservations
+    held then, *promises*.  The next pass reads it from its own now and
+    applies what changed since: the running jobs' totals (:meth:`~flux_
+    sched_base.releases.Releases.changes`, the starts of the pass among
+    them, with their exact ends) and the reservations held now against
+    *promises*.  That is exact by construction.  *end_position* is the
+    releases' position when the pass ended: what changed after it, and
+    reservations let go after it, made the plan lighter between the passes.
     """
 
-    def __init__(self, unit: str, base, held: dict):
+    def __init__(self, unit: str):
         self.unit = unit
-        self.base = base
-        self.held = held
+        self.base = None
         self.end_position: int | None = None
         self.promises: dict | None = None
 
@@ -340,7 +340,7 @@ class CountedPlanning:
                 profile, span = found
                 light = _Lightening(serial, unit, profile, last, since_begin=span)
             overcommitted = profile.lowest() < 0
-            carried = _Carried(unit, profile.copy(), dict(held))
+            carried = _Carried(unit)
             planner.releases.mark()
 
         if held:
@@ -349,6 +349,7 @@ class CountedPlanning:
         # no job holds one, so the lightening record lost is empty.
         ahead = None  # without unreached holders' reservations, built on demand
         ahead_adds: list[tuple[float, float, int]] = []
+        started_spans: list = []  # (now, end, -units) of the jobs started
         holders: set[int] = set()
         keep: set[int] = set()  # annotated: holders and jobs with no estimate
         waiting = False
@@ -441,7 +442,8 @@ class CountedPlanning:
                     started = self._start_counted(job, waiting)
                     if started is not None:
                         if started:
-                            hold(now, duration, nodes, around_ahead, moving)
+                            until = hold(now, duration, nodes, around_ahead, moving)
+                            started_spans.append((now, until, -nodes))
                         elif moving is not None:
                             profile.hold(*moving, -nodes)  # denied
                         yield
@@ -470,6 +472,10 @@ class CountedPlanning:
                     for jobid, promise in planner.promises.items()
                     if jobid in holders or jobid in held
                 }
+                # A copy (the lightening record compares with the profile as
+                # the pass left it), without the steps that moved
+                # reservations left behind.
+                carried.base = profile.adjusted(started_spans).compacted()
                 self._carried = carried
         for jobid in list(planner.promises):
             if jobid not in holders:
@@ -524,7 +530,7 @@ class CountedPlanning:
         if len(base.t) > 2 * (releases.ends(unit) + 2 * len(held)) + 32:
             return None  # steps left by reservations since released
         holds = [(now, end, delta) for end, delta in changes.items() if end > now]
-        kept = carried.held
+        kept = carried.promises
         for jobid, promise in kept.items():
             if held.get(jobid) != promise:
                 start, end, units = promise

@@ -34,6 +34,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import math
+import operator
 from collections.abc import Callable, Iterable
 
 INF = math.inf
@@ -261,6 +262,19 @@ class NodeProfile:
                 t.append(when)
                 f.append(free)
         return t, f
+
+    def compacted(self) -> NodeProfile:
+        """A new profile: the same step function without the breakpoints
+        at which the free count does not change."""
+        t, f = self.t, self.f
+        keep = [True, *map(operator.ne, f[1:], f)]  # f[i] != f[i - 1]
+        new = object.__new__(NodeProfile)
+        new.now, new.free_now, new.capacity = self.now, self.free_now, self.capacity
+        new.t, new.f = (
+            list(itertools.compress(t, keep)),
+            list(itertools.compress(f, keep)),
+        )
+        return new
 
     def hold(self, start: float, end: float, nodes: int) -> None:
         """Hold *nodes* whole nodes during ``[start, end)`` (the part of it

@@ -303,3 +303,15 @@ def test_move_equals_a_release_then_a_hold(p, old, new, nodes):
     expected.hold(new_start, new_end, nodes)
     p.move(start, end, new_start, new_end, nodes)
     assert (p.steps(), p.free_now) == (expected.steps(), expected.free_now)
+
+
+@settings(max_examples=200, deadline=None)
+@given(p=fragmented_profiles())
+def test_compacted_is_the_same_step_function_without_idle_breakpoints(p):
+    compact = p.compacted()
+    assert (compact.t, compact.f) == p.steps()
+    assert (compact.now, compact.free_now, compact.capacity) == (
+        p.now,
+        p.free_now,
+        p.capacity,
+    )
