@@ -24,6 +24,7 @@ another.
 
 from __future__ import annotations
 
+import functools
 import json
 import syslog
 import time
@@ -103,6 +104,13 @@ def _lowest(info: Mapping, ncores: int, ngpus: int) -> tuple[frozenset, frozense
     cores = sorted(info["cores"] - info["allocated_cores"])[:ncores]
     gpus = sorted(info["gpus"] - info["allocated_gpus"])[:ngpus] if ngpus else ()
     return frozenset(cores), frozenset(gpus)
+
+
+@functools.lru_cache(maxsize=4096)
+def _nodelist(hosts: str) -> str:
+    """The compressed host list of comma-separated *hosts* (most jobs
+    land on hosts another job had: worth remembering)."""
+    return str(Hostlist(hosts))
 
 
 class Rv1SummaryPool(Rv1Pool):
@@ -314,7 +322,7 @@ class Rv1SummaryPool(Rv1Pool):
     def _build_dict(self) -> dict:
         # R as Rv1Pool writes it (to_dict, encode); only the node list
         # still goes through flux-python's Hostlist, whose compression
-        # rules are the C library's.
+        # rules are the C library's (once for each distinct list).
         R_lite = []
         for cores, gpus, members in _groups(self._ranks):
             children = {"core": idset_text(cores)}
@@ -331,7 +339,7 @@ class Rv1SummaryPool(Rv1Pool):
             execution["nslots"] = nslots
         if getattr(self, "_has_nodelist", False):
             hosts = (self._ranks[rank]["hostname"] for rank in sorted(self._ranks))
-            execution["nodelist"] = [str(Hostlist(",".join(hosts)))]
+            execution["nodelist"] = [_nodelist(",".join(hosts))]
         if self._properties:
             execution["properties"] = {
                 name: idset_text(ranks)
