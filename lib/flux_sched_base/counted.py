@@ -175,7 +175,7 @@ class _Carried:
     without the jobs it started: the running jobs as they were when the
     planner's releases were marked (:meth:`~flux_sched_base.releases.
     Releases.mark`, as the pass built its profile) and the reservations
-    held then, *promises*.  The next pass reads it from its own now and
+    held as the pass ended, *promises*.  The next pass reads it from its own now and
     applies what changed since: the running jobs' totals (:meth:`~flux_
     sched_base.releases.Releases.changes`, the starts of the pass among
     them, with their exact ends) and the reservations held now against
