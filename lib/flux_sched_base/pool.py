@@ -15,8 +15,12 @@ most free cores first) from free counts, building the free core sets
 only of the ranks it takes, where ``Rv1Pool`` builds them for every rank
 at every allocation (on 64 nodes of 16 cores: 36 against 56 us an
 allocation); a subclass that overrides the choice, and constrained
-requests, get ``Rv1Pool``'s own.
-Everything else is ``Rv1Pool``'s.  :class:`Pool` is the
+requests, get ``Rv1Pool``'s own.  Its ``alloc``, ``free`` and
+``register_alloc`` (the latter two with ``Rv1Pool``'s checks and errors)
+format their log lines only when the log keeps them: a scratch copy's
+silent log and a module logging at ``info`` never see the debug lines,
+and no summary or job id is made for them.  Everything else is
+``Rv1Pool``'s.  :class:`Pool` is the
 facade flux-python's ``pool_class`` hook takes; :class:`~flux_sched_base.
 scheduler.PlanningScheduler` names it, and ``pool-class=`` still selects
 another.
@@ -115,7 +119,7 @@ def _nodelist(hosts: str) -> str:
 
 class Rv1SummaryPool(Rv1Pool):
     """flux-python's ``Rv1Pool`` with :meth:`dumps` and R's idsets
-    formatted in plain Python."""
+    formatted in plain Python, and log lines formatted only when kept."""
 
     def dumps(self) -> str:
         """The compact resource summary (as ``Rv1Pool.dumps``)."""

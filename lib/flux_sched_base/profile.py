@@ -347,7 +347,7 @@ class Profile:
                 i += 1
                 continue
             tend = _window_end(t, duration, horizon)
-            # The steps of the window are first..k-1 with times below tend.
+            # The window's steps: i up to stop - 1 (times below tend).
             stop = bisect.bisect_left(times, tend, i + 1)
             k = good if good > i else i
             while k < stop and (
@@ -379,9 +379,8 @@ class Profile:
             times, *columns = self._table()
             first = bisect.bisect_right(times, floor) - 1  # the step holding floor
             maxima = [list(accumulate(column[first:], max)) for column in columns]
-            cache = self._prefix_cache = (self.version, floor, first, maxima)
-        _, _, first, maxima = cache
-        times = self._table()[0]
+            cache = self._prefix_cache = (self.version, floor, times, first, maxima)
+        _, _, times, first, maxima = cache
         tend = _window_end(floor, duration, horizon)
         # The last step of the window: the last one before tend.
         j = bisect.bisect_left(times, tend, first + 1) - 1 - first
