@@ -109,6 +109,22 @@ def rank_starts(
         duration: window length (0: the window never ends).
         floor, limit: only starts in ``[floor, limit)`` are wanted.
     """
+    return valid_starts(
+        free_stretches(events, total_cores, total_gpus, shape), duration, floor, limit
+    )
+
+
+def free_stretches(
+    events: Iterable[tuple[float, int, int]],
+    total_cores: int,
+    total_gpus: int,
+    shape: Shape,
+) -> Intervals:
+    """The maximal stretches ``(a, b)`` of time during which one rank has
+    room for *shape* (events and totals as in :func:`rank_starts`); the
+    first may begin at ``-inf``, the last end at ``inf``.  They depend on
+    the rank's items and the shape, not on the question's window, so a
+    caller may keep them while the rank's items stay the same."""
     need_c = total_cores if shape.cores is None else shape.cores
     need_g = shape.gpus
     if need_c > total_cores or need_g > total_gpus:
@@ -116,7 +132,7 @@ def rank_starts(
     ordered = sorted(events)
     out: Intervals = []
     used_c = used_g = 0
-    start = -INF  # start of the current free stretch, or None when busy
+    start = -INF  # start of the current free stretch, while free
     free = True
     i, n = 0, len(ordered)
     while True:
@@ -128,14 +144,25 @@ def rank_starts(
             i += 1
         now_free = total_cores - used_c >= need_c and total_gpus - used_g >= need_g
         if free and not now_free:
-            _emit(out, start, t, duration, floor, limit)
+            out.append((start, t))
             free = False
         elif not free and now_free:
             start, free = t, True
         if t == INF:
             if free:
-                _emit(out, start, INF, duration, floor, limit)
+                out.append((start, INF))
             return out
+
+
+def valid_starts(
+    stretches: Intervals, duration: float, floor: float, limit: float
+) -> Intervals:
+    """Start times in ``[floor, limit)`` of windows of *duration* (0: no
+    end) that lie inside one of a rank's :func:`free_stretches`."""
+    out: Intervals = []
+    for a, b in stretches:
+        _emit(out, a, b, duration, floor, limit)
+    return out
 
 
 def _emit(out: Intervals, a: float, b: float, duration, floor, limit) -> None:
@@ -181,36 +208,20 @@ def contains(intervals: Intervals, t: float) -> bool:
 
 def starts_for(
     ranks: Iterable[int],
-    items_on: Callable[[int], Iterable],
-    node_cores: dict,
-    node_gpus: dict,
-    shape: Shape,
+    stretches_on: Callable[[int], Intervals],
     duration: float,
     floor: float,
     limit: float,
     needed: int,
 ) -> Intervals:
-    """Start times at which *needed* of *ranks* can host *shape*.
+    """Start times at which *needed* of *ranks* can host a request.
 
-    *items_on(rank)* yields ``(start, end, cores, gpus)`` of the plan items
-    the question respects on that rank (start ``-inf`` for running jobs).
+    *stretches_on(rank)* gives the rank's :func:`free_stretches` for the
+    request's shape, from the plan items the question respects.
     """
     per_rank = []
     for rank in ranks:
-        events = []
-        for start, end, cores, gpus in items_on(rank):
-            events.append((start, cores, gpus))
-            if end != INF:
-                events.append((end, -cores, -gpus))
-        starts = rank_starts(
-            events,
-            node_cores.get(rank, 0),
-            node_gpus.get(rank, 0),
-            shape,
-            duration,
-            floor,
-            limit,
-        )
+        starts = valid_starts(stretches_on(rank), duration, floor, limit)
         if starts:
             per_rank.append(starts)
     return count_starts(per_rank, needed)

@@ -139,6 +139,9 @@ class PlanBook:
         self.running: dict[int, Item] = {}
         self.reservations: dict[int, Item] = {}
         self.by_rank: dict[int, set[int]] = {}
+        # Per rank, free stretches by request shape over all its items
+        # (kept by Planner.starts, forgotten by _rank_changed).
+        self._stretches: dict[int, dict] = {}
         self._running_ends = SortedList()  # (end, jobid)
         self._res_starts = SortedList()  # (start, jobid)
         self.node_cores: dict[int, int] = {}
@@ -198,6 +201,7 @@ class PlanBook:
             len(self.node_cores),
         )
         self._max_node_cores = max(self.node_cores.values(), default=0)
+        self._stretches.clear()  # capacities may have changed
         self._machine = None  # see Planner.whole_nodes
         self.profile.capacity = capacity
         self.releases.reset(self.up, self.node_cores, self.running.values())
@@ -275,11 +279,22 @@ class PlanBook:
                 full += 1
         return ncores, ngpus, full, len(ranks)
 
+    def _rank_changed(self, ranks) -> None:
+        """Items on *ranks* came, went or changed their interval: forget
+        the free stretches kept for them (see
+        :meth:`~flux_sched_base.planner.Planner.starts`)."""
+        stretches = self._stretches
+        if stretches:
+            for rank in ranks:
+                stretches.pop(rank, None)
+
     def _index(self, item: Item) -> None:
+        self._rank_changed(item.ranks)
         for rank in item.ranks:
             self.by_rank.setdefault(rank, set()).add(item.jobid)
 
     def _unindex(self, item: Item) -> None:
+        self._rank_changed(item.ranks)
         for rank in item.ranks:
             owners = self.by_rank.get(rank)
             if owners is not None:
@@ -360,6 +375,7 @@ class PlanBook:
         self._running_ends.remove((item.end, jobid))
         self.profile.remove(None, item.end, item.vec, item.ranks)
         self.releases.remove(item)
+        self._rank_changed(item.ranks)
         item.end = end
         self._running_ends.add((end, jobid))
         self.profile.add(None, end, item.vec, item.ranks)

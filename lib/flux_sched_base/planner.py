@@ -89,6 +89,10 @@ class Planner(PlanBook):
         log: the scheduler's logger (``Scheduler.log``), or None.
     """
 
+    #: Compare every rank's kept free stretches with ones read afresh from
+    #: its items, failing on a difference (tests).
+    check_kept = False
+
     def _scratch(self) -> Scratch:
         if self.scratch is None:
             self.scratch = Scratch(self, self.now)
@@ -289,6 +293,48 @@ class Planner(PlanBook):
                 cores, gpus = item.ranks[rank]
                 yield item.start, item.end, len(cores), len(gpus)
 
+    def _stretches_on(self, rank: int, shape, considered, whole_view: bool):
+        """:func:`~flux_sched_base.availability.free_stretches` of *rank*
+        for *shape*, from the items *considered* respects.  With
+        *whole_view* (the question respects every item on the rank) they
+        are kept until an item on the rank changes (see
+        :meth:`~flux_sched_base.planbook.PlanBook._rank_changed`)."""
+        if whole_view:
+            kept = self._stretches.get(rank)
+            if kept is None:
+                kept = self._stretches[rank] = {}
+            key = (shape.cores, shape.gpus)
+            found = kept.get(key)
+            if found is not None:
+                if self.check_kept:
+                    fresh = self._stretches_on(rank, shape, considered, False)
+                    assert fresh == found, f"kept stretches of rank {rank} differ"
+                return found
+        events = []
+        for start, end, cores, gpus in self._items_on(rank, considered):
+            events.append((start, cores, gpus))
+            if end != INF:
+                events.append((end, -cores, -gpus))
+        found = availability.free_stretches(
+            events, self.node_cores.get(rank, 0), self._node_gpus.get(rank, 0), shape
+        )
+        if whole_view:
+            kept[key] = found
+        return found
+
+    def _partial_view_ranks(self, jobid: int, exclude_held: bool) -> set[int]:
+        """Ranks holding a reservation a question about *jobid* leaves out
+        (its own; with *exclude_held*, those still held in the pass)."""
+        out: set[int] = set()
+        own = self.reservations.get(jobid)
+        if own is not None:
+            out.update(own.ranks)
+        if exclude_held:
+            reservations = self.reservations
+            for other in self.held_ids:
+                out.update(reservations[other].ranks)
+        return out
+
     def starts(
         self,
         jobid: int,
@@ -319,13 +365,13 @@ class Planner(PlanBook):
         if shape is None:
             return None
         considered = self._considered(jobid, exclude_held)
+        partial = self._partial_view_ranks(jobid, exclude_held)
         candidates = self.up if ranks is None else self.up & set(ranks)
         return availability.starts_for(
             candidates,
-            lambda rank: self._items_on(rank, considered),
-            self.node_cores,
-            self._node_gpus,
-            shape,
+            lambda rank: self._stretches_on(
+                rank, shape, considered, rank not in partial
+            ),
             request.duration,
             floor,
             limit,

@@ -233,3 +233,91 @@ def test_scratch_always_shows_the_requested_window(running, reserved, ops):
         for r, c in expected_allocated(planner, NOW, NOW, lambda item: False).items()
         if c
     }
+
+
+# -- kept free stretches against a fresh reading ----------------------------------
+
+
+def fresh_starts(planner, jobid, rr, **kw):
+    """:meth:`Planner.starts` with nothing kept: every rank read afresh."""
+    kept, planner._stretches = planner._stretches, {}
+    try:
+        return planner.starts(jobid, rr, **kw)
+    finally:
+        planner._stretches = kept
+
+
+_change = st.tuples(
+    st.sampled_from(
+        ["start", "reserve", "drop", "end", "partial", "extend", "down", "ask"]
+    ),
+    st.integers(0, 8),  # time step x 50 s
+    st.integers(1, 6),  # duration x 50 s / cores
+    st.integers(0, 7),  # which item / rank
+)
+
+
+@settings(
+    max_examples=150,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(st.lists(_change, min_size=1, max_size=30))
+def test_kept_free_stretches_answer_as_a_fresh_reading(changes):
+    """Whatever changes the plan (jobs start, end, end in part or move
+    their end; reservations come and go; ranks go down), the start times
+    :meth:`Planner.starts` finds with stretches kept from earlier questions
+    equal those of a fresh reading, for every view (own reservation left
+    out, held ones left out)."""
+    pool, planner = make_planner(nodes=4, cores=4)
+    jobid = 1
+    asked = 0
+    for kind, step, size, which in changes:
+        t = NOW + 50.0 * step
+        running = sorted(planner.running)
+        reserved = sorted(planner.reservations)
+        if kind == "start":
+            rr = request(pool, slots=1, cores=1 + size % 4, duration=50.0 * size)
+            planner.start_now(jobid, rr, ignore_reservations=True)
+            jobid += 1
+        elif kind == "reserve":
+            rr = request(pool, nodes=1 + size % 2, slots=1 + size % 2, cores=2)
+            found = planner.earliest(jobid, rr, floor=t)
+            if found is not None:
+                planner.reserve(jobid, found[0], found[0] + 50.0 * size, found[1])
+            jobid += 1
+        elif kind == "drop" and reserved:
+            planner.drop(reserved[which % len(reserved)])
+        elif kind == "end" and running:
+            planner.release(running[which % len(running)], now=NOW)
+        elif kind == "partial" and running:
+            item = planner.running[running[which % len(running)]]
+            if len(item.ranks) > 1:
+                R = item.R.copy()
+                R.remove_ranks(IDset(sorted(item.ranks)[1:]))
+                planner.release(item.jobid, R, final=False, now=NOW)
+        elif kind == "extend" and running:
+            planner.set_expiration(running[which % len(running)], t + 50.0 * size)
+        elif kind == "down":
+            rank = str(which % 4)
+            if which % 4 in planner.up:
+                pool.mark_down(rank)
+            else:
+                pool.mark_up(rank)
+            planner.refresh_resources()
+        elif kind == "ask":
+            planner.begin_pass(NOW)
+            if reserved:
+                planner.settle(reserved[0])
+        for rr in (
+            request(pool, slots=1, cores=1 + which % 4, duration=50.0 * size),
+            request(pool, nodes=2, slots=2, cores=4, duration=50.0 * size),
+        ):
+            for own in (jobid, *reserved[:2]):
+                for exclude_held in (False, True):
+                    kw = {"floor": t, "exclude_held": exclude_held}
+                    got = planner.starts(own, rr, **kw)
+                    assert got == fresh_starts(planner, own, rr, **kw)
+                    asked += 1
+    assert asked

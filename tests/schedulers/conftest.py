@@ -33,6 +33,15 @@ def _check_reused_work(monkeypatch):
     monkeypatch.setattr(PlanningScheduler, "check_reuse", True)
 
 
+@pytest.fixture(autouse=True)
+def _check_kept_stretches(monkeypatch):
+    """Every rank's free stretches the planner kept from an earlier
+    question are read afresh from its items as well and compared."""
+    from flux_sched_base.planner import Planner
+
+    monkeypatch.setattr(Planner, "check_kept", True)
+
+
 POLICIES = ("fifo", "easy", "conservative")
 
 
