@@ -206,22 +206,21 @@ def contains(intervals: Intervals, t: float) -> bool:
     return i >= 0 and intervals[i][0] <= t <= intervals[i][1]
 
 
-def starts_for(
+def starts_by_rank(
     ranks: Iterable[int],
     stretches_on: Callable[[int], Intervals],
     duration: float,
     floor: float,
     limit: float,
-    needed: int,
-) -> Intervals:
-    """Start times at which *needed* of *ranks* can host a request.
-
-    *stretches_on(rank)* gives the rank's :func:`free_stretches` for the
-    request's shape, from the plan items the question respects.
-    """
-    per_rank = []
+) -> dict[int, Intervals]:
+    """Valid starts of each of *ranks* that has some (see
+    :func:`valid_starts`); *stretches_on(rank)* gives the rank's
+    :func:`free_stretches` for the request's shape, from the plan items the
+    question respects.  :func:`count_starts` of the values gives the start
+    times at which enough ranks can host the request."""
+    out = {}
     for rank in ranks:
         starts = valid_starts(stretches_on(rank), duration, floor, limit)
         if starts:
-            per_rank.append(starts)
-    return count_starts(per_rank, needed)
+            out[rank] = starts
+    return out

@@ -185,10 +185,13 @@ class Planner(PlanBook):
         ):
             if within is not None and not availability.contains(within, t):
                 continue
-            if ranked is not None and not availability.contains(ranked, t):
+            tend = self.window_end(t, duration)
+            if ranked is not None and not self._enough_hosts(
+                ranked, t, tend, considered
+            ):
                 continue
             scratch = self._scratch()
-            scratch.goto(t, self.window_end(t, duration), considered)
+            scratch.goto(t, tend, considered)
             self.probes += 1
             try:
                 R = scratch.alloc(jobid, request)
@@ -196,10 +199,10 @@ class Planner(PlanBook):
                 if ranked is None:
                     # The counts were too optimistic (a long window meets
                     # many reservations): narrow down rank by rank.
-                    ranked = self.starts(
+                    ranked = self._ranked_starts(
                         jobid, request, floor=t, limit=limit, exclude_held=exclude_held
                     )
-                    if ranked is not None and not ranked:
+                    if ranked is not None and not ranked[2]:
                         return None
                 continue
             scratch.unalloc(jobid)
@@ -207,6 +210,49 @@ class Planner(PlanBook):
                 R = self._late_ranks(jobid, request, t, considered, R)
             return t, R
         return None
+
+    def _enough_hosts(self, ranked, t: float, tend: float, considered) -> bool:
+        """Can enough ranks host their share of a request in ``[t, tend)``?
+
+        *ranked* is what :meth:`_ranked_starts` found.  A rank counts if
+        *t* is among its valid starts and the cores and GPUs that no item
+        overlapping the window holds (the scratch copy's free ones there)
+        leave room for the share: per-instant counts may fit where the
+        items' own cores, taken together over the window, do not.  False
+        means the allocator would refuse *t*, so no probe is needed.
+        """
+        shape, by_rank, union, needed = ranked
+        if not availability.contains(union, t):
+            return False
+        running, reservations = self.running, self.reservations
+        at_now = t <= self.now
+        hosts = 0
+        for rank, starts in by_rank.items():
+            if not availability.contains(starts, t):
+                continue
+            used_c: set = set()
+            used_g: set = set()
+            for jobid in self.by_rank.get(rank, ()):
+                item = running.get(jobid)
+                if item is None:
+                    item = reservations[jobid]
+                    if item.start >= tend or item.end <= t or not considered(item):
+                        continue
+                elif not at_now and item.end <= t:
+                    continue
+                cores, gpus = item.ranks[rank]
+                used_c |= cores
+                used_g |= gpus
+            total_c = self.node_cores.get(rank, 0)
+            need_c = total_c if shape.cores is None else shape.cores
+            if (
+                total_c - len(used_c) >= need_c
+                and self._node_gpus.get(rank, 0) - len(used_g) >= shape.gpus
+            ):
+                hosts += 1
+                if hosts >= needed:
+                    return True
+        return False
 
     def _late_ranks(self, jobid: int, request, t: float, considered, R):
         """Choose an R for a reservation at *t* that leaves early-free ranks.
@@ -357,6 +403,31 @@ class Planner(PlanBook):
         node count) narrow the question.  None means "cannot say" (an
         unusual request, or an instance expiration that shortens windows).
         """
+        found = self._ranked_starts(
+            jobid,
+            request,
+            floor=floor,
+            limit=limit,
+            exclude_held=exclude_held,
+            ranks=ranks,
+            needed=needed,
+        )
+        return None if found is None else found[2]
+
+    def _ranked_starts(
+        self,
+        jobid: int,
+        request,
+        *,
+        floor: float,
+        limit: float,
+        exclude_held: bool,
+        ranks=None,
+        needed: int | None = None,
+    ):
+        """What :meth:`starts` finds, with the ranks it judged:
+        ``(shape, {rank: its valid starts}, start times, ranks needed)``,
+        or None where it cannot say."""
         if self.horizon() != INF:
             return None
         shape = availability.shape_of(
@@ -367,7 +438,7 @@ class Planner(PlanBook):
         considered = self._considered(jobid, exclude_held)
         partial = self._partial_view_ranks(jobid, exclude_held)
         candidates = self.up if ranks is None else self.up & set(ranks)
-        return availability.starts_for(
+        by_rank = availability.starts_by_rank(
             candidates,
             lambda rank: self._stretches_on(
                 rank, shape, considered, rank not in partial
@@ -375,7 +446,13 @@ class Planner(PlanBook):
             request.duration,
             floor,
             limit,
-            shape.nodes if needed is None else needed,
+        )
+        needed = shape.nodes if needed is None else needed
+        return (
+            shape,
+            by_rank,
+            availability.count_starts(by_rank.values(), needed),
+            needed,
         )
 
     def fits_counts_now(self, request, need=None) -> bool:

@@ -3,11 +3,12 @@ reservation checks, and scratch copies that always show the right window."""
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import pytest
 from flux.idset import IDset
-from flux.resource import ResourcePool
+from flux.resource import InsufficientResources, ResourcePool
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -121,6 +122,33 @@ def test_lightening_is_logged_by_rank():
     planner.release(1, final=True, now=NOW + 10.0)  # before its end
     assert planner.lighten_epoch == epoch + 1
     assert planner.lightened_since(epoch) == set(planner.node_cores) & {0}
+
+
+def test_earliest_skips_a_window_whose_cores_are_taken_in_turn():
+    """Cores 1-3 are busy until 50 and 100, then a reservation takes cores
+    0-2: a core is free at every instant of ``[t, t + 200)`` from now or
+    from 50, but no core for all of it.  The planner asks the allocator
+    once, learns the ranks' state, and asks again only at 100."""
+    pool, planner = make_planner(nodes=1, cores=4)
+    run(planner, pool, 1, slots=1, cores=1, duration=100.0)  # core 0
+    run(planner, pool, 2, slots=1, cores=1, duration=50.0)  # core 1
+    run(planner, pool, 3, slots=1, cores=2, duration=100.0)  # cores 2-3
+    pool.free(1)
+    planner.release(1, now=NOW)
+    three = request(pool, slots=1, cores=3, duration=1000.0)
+    t, R = planner.earliest(4, three, floor=NOW)
+    planner.reserve(4, t, t + 1000.0, R)
+    assert t == NOW + 100.0 and planner.reservations[4].ranks[0][0] == {0, 1, 2}
+    one = request(pool, slots=1, cores=1, duration=200.0)
+    need = planner.need(one)
+    assert list(planner.profile.candidates(NOW, 200.0, need))[:3] == [
+        NOW,
+        NOW + 50.0,
+        NOW + 100.0,
+    ]
+    probes = planner.probes
+    assert planner.earliest(5, one, floor=NOW)[0] == NOW + 100.0
+    assert planner.probes - probes == 2  # refused now; not asked at 50
 
 
 def test_starts_counts_ranks_free_for_the_whole_window():
@@ -321,3 +349,98 @@ def test_kept_free_stretches_answer_as_a_fresh_reading(changes):
                     assert got == fresh_starts(planner, own, rr, **kw)
                     asked += 1
     assert asked
+
+
+# -- earliest against a probe at every time a window can start ------------------
+
+
+def probed_earliest(planner, jobid, rr, floor, exclude_held):
+    """The first time from *floor* at which the allocator, on a scratch
+    copy showing that window, places *rr*: *floor* and every end in the
+    plan after it are tried (a window can only start fitting there)."""
+    times = {floor}
+    times.update(item.end for item in planner.running.values())
+    times.update(item.end for item in planner.reservations.values())
+    considered = planner._considered(jobid, exclude_held)
+    for t in sorted(x for x in times if floor <= x < INF):
+        scratch = planner._scratch()
+        scratch.goto(t, planner.window_end(t, rr.duration), considered)
+        try:
+            R = scratch.alloc(jobid, rr)
+        except InsufficientResources:
+            continue
+        scratch.unalloc(jobid)
+        return t, ranks_of(R)
+    return None
+
+
+@settings(
+    max_examples=200,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(
+    st.lists(
+        st.tuples(st.integers(1, 4), st.integers(1, 8), st.booleans()),
+        min_size=4,
+        max_size=14,
+    ),
+    st.lists(
+        st.tuples(st.integers(1, 4), st.integers(1, 6), st.integers(0, 6)),
+        max_size=10,
+    ),
+    st.lists(
+        st.tuples(st.integers(1, 4), st.integers(1, 8), st.integers(0, 6)),
+        min_size=1,
+        max_size=6,
+    ),
+    st.integers(0, 2),
+)
+def test_earliest_finds_the_first_time_the_allocator_accepts(
+    running, reserved, asked, late
+):
+    """One-slot jobs of 1-4 cores on four 4-core nodes leave cores free at
+    every instant but not together over a window; the planner skips times
+    rank by rank without asking the allocator, and must still answer as
+    asking it at every time does."""
+    pool, planner = make_planner(nodes=4, cores=4)
+    jobid = 1
+    # Jobs that end at once leave holes among the cores of those that run.
+    ending = []
+    for cores, tens, ends in running:
+        rr = request(pool, slots=1, cores=cores, duration=50.0 * tens)
+        if planner.start_now(jobid, rr, ignore_reservations=True) and ends:
+            ending.append(jobid)
+        jobid += 1
+    for done in ending:
+        pool.free(done)
+        planner.release(done, now=NOW)
+    for cores, tens, at in reserved:
+        rr = request(pool, slots=1, cores=cores, duration=50.0 * tens)
+        found = planner.earliest(jobid, rr, floor=NOW + 50.0 * at, prefer_late=True)
+        if found is not None:
+            planner.reserve(jobid, found[0], found[0] + rr.duration, found[1])
+        jobid += 1
+    held = sorted(planner.reservations)[: len(planner.reservations) // 2]
+    # Later, some running jobs are past their planned end (overdue): they
+    # still hold their cores now, not after.
+    now = NOW + 50.0 * late
+    planner.begin_pass(now)
+    for settled in sorted(set(planner.reservations) - set(held)):
+        planner.settle(settled)
+    for (cores, tens, at), exclude_held, nodes in itertools.product(
+        asked, (False, True), (None, 2)
+    ):
+        rr = request(
+            pool, nodes=nodes, slots=nodes or 1, cores=cores, duration=50.0 * tens
+        )
+        floor = now + 50.0 * at
+        probes = planner.probes
+        found = planner.earliest(jobid, rr, floor=floor, exclude_held=exclude_held)
+        got = None if found is None else (found[0], ranks_of(found[1]))
+        assert got == probed_earliest(planner, jobid, rr, floor, exclude_held)
+        # Rank by rank the planner knows where each node's share fits:
+        # after one refusal, the allocator is asked only where it accepts.
+        assert planner.probes - probes <= 2
+        jobid += 1
