@@ -200,6 +200,22 @@ def count_starts(per_rank: Iterable[Intervals], needed: int) -> Intervals:
     return out
 
 
+def intersect(a: Intervals, b: Intervals) -> Intervals:
+    """The times in both *a* and *b* (sorted, disjoint closed intervals)."""
+    out: Intervals = []
+    i = j = 0
+    while i < len(a) and j < len(b):
+        u = max(a[i][0], b[j][0])
+        v = min(a[i][1], b[j][1])
+        if u <= v:
+            out.append((u, v))
+        if a[i][1] < b[j][1]:
+            i += 1
+        else:
+            j += 1
+    return out
+
+
 def contains(intervals: Intervals, t: float) -> bool:
     """Is *t* in one of the sorted, disjoint closed *intervals*?"""
     i = bisect.bisect_right(intervals, (t, INF)) - 1

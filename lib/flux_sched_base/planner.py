@@ -173,18 +173,22 @@ class Planner(PlanBook):
         considered = self._considered(jobid, exclude_held)
         minus = self.held_profile() if exclude_held else None
         ranked = None  # start times enough ranks allow; computed on a miss
-        for t in self.profile.candidates(
-            floor,
-            duration,
-            need,
-            include_floor=include_floor,
-            limit=limit,
-            minus=minus,
-            own=own_spec,
-            horizon=self.horizon(),
-        ):
-            if within is not None and not availability.contains(within, t):
-                continue
+
+        def search(floor: float, include_floor: bool, within):
+            return self.profile.candidates(
+                floor,
+                duration,
+                need,
+                include_floor=include_floor,
+                limit=limit,
+                minus=minus,
+                own=own_spec,
+                horizon=self.horizon(),
+                within=within,
+            )
+
+        times = search(floor, include_floor, within)
+        while (t := next(times, None)) is not None:
             tend = self.window_end(t, duration)
             if ranked is not None and not self._enough_hosts(
                 ranked, t, tend, considered
@@ -198,12 +202,18 @@ class Planner(PlanBook):
             except InsufficientResources:
                 if ranked is None:
                     # The counts were too optimistic (a long window meets
-                    # many reservations): narrow down rank by rank.
+                    # many reservations): narrow down rank by rank, and
+                    # read only the times enough ranks allow from now on.
                     ranked = self._ranked_starts(
                         jobid, request, floor=t, limit=limit, exclude_held=exclude_held
                     )
-                    if ranked is not None and not ranked[2]:
-                        return None
+                    if ranked is not None:
+                        allowed = ranked[2]
+                        if within is not None:
+                            allowed = availability.intersect(within, allowed)
+                        if not allowed:
+                            return None
+                        times = search(t, False, allowed)
                 continue
             scratch.unalloc(jobid)
             if prefer_late and t > self.now:

@@ -316,6 +316,7 @@ class Profile:
         minus: Profile | None = None,
         own=None,
         horizon: float = INF,
+        within: list[tuple[float, float]] | None = None,
     ) -> Iterator[float]:
         """Yield start times, ascending, at which *need* may fit.
 
@@ -327,7 +328,9 @@ class Profile:
         *need* (cores, gpus, non-full nodes, idle nodes).  The caller then
         asks the allocator; a failure there just moves on to the next
         candidate.  A window never extends past *horizon* (the instance
-        expiration, when there is one).
+        expiration, when there is one).  *within* (sorted, disjoint closed
+        intervals) keeps only the candidates inside them; the steps between
+        them are skipped, not read.
         """
         cap = self.capacity
         thr_c, thr_g, thr_n, thr_b = (cap[i] - need[i] for i in range(4))
@@ -336,6 +339,7 @@ class Profile:
         times, cores, gpus, full, busy = self._usage(minus, own)
         ends = self._ends
         n = len(times)
+        highs = None if within is None else [v for _, v in within]
         first = bisect.bisect_right(times, floor) - 1  # the step holding floor
         i = first
         good = first  # steps from i up to good are known to fit
@@ -346,6 +350,14 @@ class Profile:
             if (i == first and not include_floor) or (i != first and t not in ends):
                 i += 1
                 continue
+            if highs is not None:
+                j = bisect.bisect_left(highs, t)  # first interval ending at t or later
+                if j == len(highs):
+                    return
+                low = within[j][0]
+                if low > t:
+                    i = bisect.bisect_left(times, low, i + 1)
+                    continue
             tend = _window_end(t, duration, horizon)
             # The window's steps: i up to stop - 1 (times below tend).
             stop = bisect.bisect_left(times, tend, i + 1)

@@ -10,14 +10,21 @@ from window to window by freeing and registering allocations.
 
 Two items registered in the same scratch may hold the same cores (a running
 job that ends at 100 and a reservation that starts there, both overlapping
-a window ``[50, 150)``).  Freeing one of them from the pool would release
-cores the other still holds, so every free is followed by a *repair* that
+a window ``[50, 150)``).  On a pool built on flux-python's ``Rv1Pool``
+(the reference schedulers' own included), the copy counts, for every core
+and GPU, the present items that hold it, and marks it allocated in the
+pool's rank table while the count is above zero: moving an item costs a
+step per core it holds.  On any other pool, items go through the pool's
+``register_alloc`` and ``free``, and since freeing one would release
+cores another still holds, every free is followed by a *repair* that
 registers again the present items sharing resources with the freed one.
 """
 
 from __future__ import annotations
 
 import math
+
+from flux.resource.Rv1Pool import Rv1Pool
 
 INF = math.inf
 
@@ -32,9 +39,22 @@ class Scratch:
             running job, even one past its planned end.
     """
 
+    #: Count holders on pools built on ``Rv1Pool`` (False: always go
+    #: through the pool's ``register_alloc`` and ``free``, as for other
+    #: pools; the tests check both ways).
+    count_holders = True
+
     def __init__(self, planner, now: float):
         self.planner = planner
         self.pool = planner.pool.copy()
+        impl = getattr(self.pool, "impl", None)
+        #: The copy's rank table, when its allocated cores and GPUs are
+        #: kept by counting holders (see the module doc); else None.
+        counting = self.count_holders and isinstance(impl, Rv1Pool)
+        self._table = impl._ranks if counting else None
+        self._impl = impl
+        if self._table is not None:
+            self._holders = self._count_holders(planner.running.values())
         self.now = now
         self.t = now
         #: Running jobs freed in this copy (ended by the window start).
@@ -43,6 +63,55 @@ class Scratch:
         self.present: set[int] = set()
         #: Statistics: allocations registered and freed while moving.
         self.moves = 0
+
+    # -- counted holders -------------------------------------------------------
+
+    def _count_holders(self, running) -> dict:
+        """``{rank: (core holders, GPU holders)}``, each ``{id: count}``,
+        of what the copy shows allocated: the running jobs' cores and GPUs,
+        and once more anything allocated that no running job names (it
+        then never becomes free here)."""
+        holders: dict[int, tuple[dict, dict]] = {}
+        for item in running:
+            for rank, sets in item.ranks.items():
+                for ids, counts in zip(
+                    sets, holders.setdefault(rank, ({}, {})), strict=True
+                ):
+                    for i in ids:
+                        counts[i] = counts.get(i, 0) + 1
+        for rank, info in self._table.items():
+            core_counts, gpu_counts = holders.setdefault(rank, ({}, {}))
+            for allocated, counts in (
+                (info["allocated_cores"], core_counts),
+                (info["allocated_gpus"], gpu_counts),
+            ):
+                for i in allocated:
+                    counts.setdefault(i, 1)
+        return holders
+
+    def _shift(self, items, step: int) -> None:
+        """Count *items* as holders (*step* 1) or no longer (-1): a core or
+        GPU that gets its first holder is marked allocated in the copy, one
+        that loses its last is marked free."""
+        table, holders = self._table, self._holders
+        for item in items:
+            for rank, sets in item.ranks.items():
+                info = table.get(rank)
+                if info is None:
+                    continue
+                both = holders.setdefault(rank, ({}, {}))
+                marks = (info["allocated_cores"], info["allocated_gpus"])
+                for ids, counts, allocated in zip(sets, both, marks, strict=True):
+                    for i in ids:
+                        n = counts.get(i, 0) + step
+                        if n:
+                            counts[i] = n
+                            if n == 1 and step == 1:
+                                allocated.add(i)
+                        else:
+                            del counts[i]
+                            allocated.discard(i)
+        self._impl._bump()
 
     # -- presence ----------------------------------------------------------
 
@@ -55,6 +124,10 @@ class Scratch:
     def _free(self, items) -> None:
         """Free *items* from the copy, then repair what they shared."""
         if not items:
+            return
+        if self._table is not None:
+            self._shift(items, -1)
+            self.moves += len(items)
             return
         pool = self.pool
         freed_ids = set()
@@ -81,6 +154,11 @@ class Scratch:
         self.moves += len(repair)
 
     def _register(self, items) -> None:
+        if self._table is not None:
+            if items:
+                self._shift(items, 1)
+                self.moves += len(items)
+            return
         pool = self.pool
         for item in items:
             pool.register_alloc(item.jobid, item.R)
@@ -131,6 +209,11 @@ class Scratch:
 
     def running_added(self, item, allocated_here: bool) -> None:
         """A job started; *allocated_here* if its R was allocated in this copy."""
+        if allocated_here and self._table is not None:
+            # The allocator marked its cores taken; count it as a holder
+            # like any other item instead.
+            self.pool.free(item.jobid)
+            allocated_here = False
         if self.t > self.now and item.end <= self.t:
             self.removed_running.add(item.jobid)
             if allocated_here:

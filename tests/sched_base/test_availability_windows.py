@@ -8,6 +8,7 @@ from flux_sched_base.availability import (
     Shape,
     contains,
     count_starts,
+    intersect,
     rank_starts,
     shape_of,
 )
@@ -70,3 +71,10 @@ def test_shape_of_requests():
     s = shape_of(Request(0, 5, 1, 1), cores, gpus)
     assert s.nodes == 3
     assert shape_of(object(), cores, gpus) is None
+
+
+def test_intersect_keeps_the_times_in_both():
+    a = [(0.0, 10.0), (20.0, 30.0), (40.0, INF)]
+    b = [(5.0, 25.0), (30.0, 30.0), (35.0, 45.0)]
+    assert intersect(a, b) == [(5.0, 10.0), (20.0, 25.0), (30.0, 30.0), (40.0, 45.0)]
+    assert intersect(a, []) == [] and intersect(b, a) == intersect(a, b)

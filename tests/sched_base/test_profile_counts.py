@@ -7,6 +7,7 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from flux_sched_base.availability import contains
 from flux_sched_base.profile import Profile
 
 INF = math.inf
@@ -187,16 +188,27 @@ def test_candidates_equal_a_full_check_of_every_window(
     expected = _candidates_by_steps(
         p, floor, duration, request, include_floor, limit, minus, own
     )
-    found = p.candidates(
-        floor,
-        duration,
-        request,
-        include_floor=include_floor,
-        limit=limit,
-        minus=minus,
-        own=own,
-    )
-    assert list(found) == expected
+
+    def candidates(**more):
+        return list(
+            p.candidates(
+                floor,
+                duration,
+                request,
+                include_floor=include_floor,
+                limit=limit,
+                minus=minus,
+                own=own,
+                **more,
+            )
+        )
+
+    assert candidates() == expected
+    # Restricted to some stretches of start times: the same candidates,
+    # those outside dropped (the steps between stretches are skipped).
+    bounds = sorted(data.draw(st.lists(_times, max_size=6)))
+    within = [(u, v) for u, v in zip(bounds[::2], bounds[1::2], strict=False)]
+    assert candidates(within=within) == [t for t in expected if contains(within, t)]
     # The prefix-maximum answer for one window from floor agrees too.
     alone = _candidates_by_steps(p, floor, duration, request, True, INF, None, None)
     assert p.fits_from(floor, duration, request) == (floor in alone)
