@@ -53,8 +53,11 @@ class Scratch:
         counting = self.count_holders and isinstance(impl, Rv1Pool)
         self._table = impl._ranks if counting else None
         self._impl = impl
-        if self._table is not None:
-            self._holders = self._count_holders(planner.running.values())
+        #: Per rank, ``(core holders, GPU holders)`` (``{id: count}``),
+        #: counted when an item on the rank first moves.
+        self._holders: dict[int, tuple[dict, dict]] = {}
+        #: Running jobs that started after the copy was made.
+        self._started: set[int] = set()
         self.now = now
         self.t = now
         #: Running jobs freed in this copy (ended by the window start).
@@ -66,40 +69,42 @@ class Scratch:
 
     # -- counted holders -------------------------------------------------------
 
-    def _count_holders(self, running) -> dict:
-        """``{rank: (core holders, GPU holders)}``, each ``{id: count}``,
-        of what the copy shows allocated: the running jobs' cores and GPUs,
-        and once more anything allocated that no running job names (it
-        then never becomes free here)."""
-        holders: dict[int, tuple[dict, dict]] = {}
-        for item in running:
-            for rank, sets in item.ranks.items():
-                for ids, counts in zip(
-                    sets, holders.setdefault(rank, ({}, {})), strict=True
-                ):
-                    for i in ids:
-                        counts[i] = counts.get(i, 0) + 1
-        for rank, info in self._table.items():
-            core_counts, gpu_counts = holders.setdefault(rank, ({}, {}))
-            for allocated, counts in (
-                (info["allocated_cores"], core_counts),
-                (info["allocated_gpus"], gpu_counts),
-            ):
-                for i in allocated:
-                    counts.setdefault(i, 1)
-        return holders
+    def _holders_of(self, rank: int, info) -> tuple[dict, dict]:
+        """The holder counts of *rank*, counted the first time an item on
+        it moves: until then the copy shows the rank as it was made, held
+        by the running jobs of that time, and once more by anything
+        allocated that none of them names (it then never becomes free
+        here)."""
+        both = self._holders.get(rank)
+        if both is not None:
+            return both
+        both = self._holders[rank] = ({}, {})
+        running, started = self.planner.running, self._started
+        for jobid in self.planner.by_rank.get(rank, ()):
+            item = running.get(jobid)
+            if item is None or jobid in started:
+                continue
+            for ids, counts in zip(item.ranks[rank], both, strict=True):
+                for i in ids:
+                    counts[i] = counts.get(i, 0) + 1
+        for allocated, counts in zip(
+            (info["allocated_cores"], info["allocated_gpus"]), both, strict=True
+        ):
+            for i in allocated:
+                counts.setdefault(i, 1)
+        return both
 
     def _shift(self, items, step: int) -> None:
         """Count *items* as holders (*step* 1) or no longer (-1): a core or
         GPU that gets its first holder is marked allocated in the copy, one
         that loses its last is marked free."""
-        table, holders = self._table, self._holders
+        table = self._table
         for item in items:
             for rank, sets in item.ranks.items():
                 info = table.get(rank)
                 if info is None:
                     continue
-                both = holders.setdefault(rank, ({}, {}))
+                both = self._holders_of(rank, info)
                 marks = (info["allocated_cores"], info["allocated_gpus"])
                 for ids, counts, allocated in zip(sets, both, marks, strict=True):
                     for i in ids:
@@ -209,6 +214,7 @@ class Scratch:
 
     def running_added(self, item, allocated_here: bool) -> None:
         """A job started; *allocated_here* if its R was allocated in this copy."""
+        self._started.add(item.jobid)
         if allocated_here and self._table is not None:
             # The allocator marked its cores taken; count it as a holder
             # like any other item instead.
@@ -223,6 +229,7 @@ class Scratch:
 
     def reservation_started(self, item) -> None:
         """A reservation became a running job with the same R (same jobid)."""
+        self._started.add(item.jobid)
         if item.jobid in self.present:
             self.present.discard(item.jobid)
             if self.t > self.now and item.end <= self.t:
