@@ -56,8 +56,11 @@ class FifoScheduler(PlanningScheduler):
         """Start jobs from the head while they fit; then estimate."""
         planner = self.planner
         planner.begin_pass(time.time())
-        for jobid in list(planner.reservations):
-            planner.drop(jobid, lighten=False)  # estimates are redone each pass
+        # Taken, not read: a pass that ends early leaves no forecast behind.
+        last = self.__dict__.pop("_last_ranked", None)
+        counted = self.counted_queue()
+        if counted:
+            self._drop_reservations()
         planner.promises.clear()
         blocked = False
         for job in self.pending_jobs():
@@ -74,11 +77,16 @@ class FifoScheduler(PlanningScheduler):
                 break
             self.start(job, R, IMMEDIATE)
             yield
-        if blocked:
-            if self.counted_queue():
-                yield from self._forecast_counted()
-            else:
-                yield from self._forecast()
+        if not blocked:
+            self._drop_reservations()
+        elif counted:
+            yield from self._forecast_counted()
+        else:
+            yield from self._forecast(last)
+
+    def _drop_reservations(self) -> None:
+        for jobid in list(self.planner.reservations):
+            self.planner.drop(jobid, lighten=False)
 
     def _forecast_counted(self):
         """:meth:`_forecast` for a queue planned with counts (whole nodes or cores).
@@ -180,16 +188,57 @@ class FifoScheduler(PlanningScheduler):
             if jobid not in estimated and jobid in self._pending:
                 self.annotations.clear(self._pending[jobid])
 
-    def _forecast(self):
-        """Give the first ``forecast_depth`` jobs their FIFO start times."""
+    def _forecast(self, last=None):
+        """Give the first ``forecast_depth`` jobs their FIFO start times.
+
+        *last* is what the last complete forecast left: its context (the
+        running jobs' version, the expiration) and ``(jobid, request,
+        start)`` of the jobs it placed, with the reservations still in the
+        plan.  While the context is the same and every start is still ahead
+        of now, a job that is in the same place in the queue, with the same
+        request, as in that forecast keeps its reservation: it was placed
+        around the running jobs and the jobs ahead of it alone.  From the
+        first job that differs on, the jobs are placed again.
+        """
         planner = self.planner
+        now = planner.now
+        context = (planner.releases.version, planner.pool.expiration)
+        entries: list = []
+        if last is not None and last[0] == context:
+            if all(start is None or start > now for _, _, start in last[1]):
+                entries = last[1]
+        if not entries:
+            self._drop_reservations()
+        kept: list = []  # (jobid, request, start or None) in queue order
+        reused = 0
         estimated = set()
-        floor, include_floor = planner.now, False
+        floor, include_floor = now, False
         position = 0
         for job in self.pending_jobs():
             if position >= self.forecast_depth:
                 break
             rr = job.resource_request
+            if reused == position < len(entries):
+                jobid, request, start = entries[position]
+                held = planner.reservations.get(jobid)
+                if (
+                    jobid == job.jobid
+                    and request is rr
+                    and (start is None or (held is not None and held.start == start))
+                ):
+                    kept.append(entries[position])
+                    estimated.add(jobid)
+                    reused += 1
+                    position += 1
+                    if start is None:
+                        break  # no estimate, as before: none behind it either
+                    floor, include_floor = start, True
+                    continue
+            if reused == position and entries:
+                # Not the same job here: place it and those behind afresh.
+                for jobid, _, _ in entries[position:]:
+                    planner.drop(jobid, lighten=False)
+                entries = []
             try:
                 found = planner.earliest(
                     job.jobid, rr, floor=floor, include_floor=include_floor
@@ -203,6 +252,7 @@ class FifoScheduler(PlanningScheduler):
             position += 1
             if found is None:
                 # Nothing that ends frees enough: no estimate here or behind.
+                kept.append((job.jobid, rr, None))
                 self.annotations.update(
                     job, t_estimate=None, reason_pending=REASON_NO_ESTIMATE
                 )
@@ -210,10 +260,19 @@ class FifoScheduler(PlanningScheduler):
             start, R = found
             end = planner.window_end(start, rr.duration)
             planner.reserve(job.jobid, start, end, R)
+            kept.append((job.jobid, rr, start))
             self.annotations.update(job, t_estimate=start, reason_pending=reason)
             floor, include_floor = start, True
             yield
+        for jobid, _, _ in entries[reused:]:
+            planner.drop(jobid, lighten=False)  # left the queue since
         self._clear_estimates(estimated)
+        if self.check_reuse and reused:
+            for _ in self._forecast():
+                pass
+            fresh = [(e[0], e[2]) for e in self._last_ranked[1]]
+            assert fresh == [(e[0], e[2]) for e in kept], "kept estimates differ"
+        self._last_ranked = (context, kept)
 
 
 def _place(planner, profile, nodes, duration, floor, include_floor):

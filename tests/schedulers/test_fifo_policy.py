@@ -168,3 +168,45 @@ def test_estimates_are_exact_when_runtimes_equal_durations(jobs):
     for jobid, estimate in last_estimates(b).items():
         assert b.jobs.job(jobid).t_run == estimate
     b.observer.assert_clean()
+
+
+def _slot(cores: int, duration: float) -> dict:
+    """One slot of *cores* cores: fifo plans such jobs with the allocator."""
+    return make_jobspec(slots=1, cores=cores, duration=duration)
+
+
+def test_a_forecast_planned_on_ranks_is_kept_while_nothing_ahead_changes(
+    monkeypatch,
+):
+    from flux_sched_base.scheduler import PlanningScheduler
+
+    # Count the allocator's work of the pass alone, without the tests'
+    # fresh forecast that checks every kept one.
+    monkeypatch.setattr(PlanningScheduler, "check_reuse", False)
+    b = start_broker("fifo")
+    for _ in range(4):
+        b.jobs.submit(_slot(3, 100), runtime=100)  # one core left per node
+    b.run_until_quiet()
+    t0 = b.clock.epoch
+    head = b.jobs.submit(_slot(2, 50), runtime=50)
+    second = b.jobs.submit(_slot(3, 100), runtime=100)
+    b.run_until_quiet()
+    probes = b.stats()["allocator_probes"]
+    # A job arriving behind them is placed alone: the two estimates, and
+    # the reservations they stand for, are kept.
+    third = b.jobs.submit(_slot(2, 50), runtime=50)
+    b.run_until_quiet()
+    assert b.stats()["allocator_probes"] - probes <= 2
+    estimates = last_estimates(b)
+    assert estimates[head] == t0 + 100 and estimates[second] == t0 + 100
+    assert estimates[third] == t0 + 100  # the node the head leaves half free
+    # The head's priority rises: its reservation is dropped, so nothing
+    # from the last forecast is kept, and every job is placed again.
+    probes = b.stats()["allocator_probes"]
+    b.jobs.prioritize({head: 20})
+    b.run_until_quiet()
+    assert b.stats()["allocator_probes"] - probes >= 3
+    assert last_estimates(b) == estimates
+    b.run()
+    assert [b.jobs.job(j).t_run for j in (head, second, third)] == [t0 + 100] * 3
+    b.observer.assert_clean()
