@@ -142,6 +142,9 @@ class PlanBook:
         # Per rank, free stretches by request shape over all its items
         # (kept by Planner.starts, forgotten by _rank_changed).
         self._stretches: dict[int, dict] = {}
+        # Per rank, a count of the changes to its items (see ranks_version).
+        self._rank_versions: dict[int, int] = {}
+        self._resources_version = 0
         self._running_ends = SortedList()  # (end, jobid)
         self._res_starts = SortedList()  # (start, jobid)
         self.node_cores: dict[int, int] = {}
@@ -202,6 +205,7 @@ class PlanBook:
         )
         self._max_node_cores = max(self.node_cores.values(), default=0)
         self._stretches.clear()  # capacities may have changed
+        self._resources_version += 1
         self._machine = None  # see Planner.whole_nodes
         self.profile.capacity = capacity
         self.releases.reset(self.up, self.node_cores, self.running.values())
@@ -283,10 +287,17 @@ class PlanBook:
         """Items on *ranks* came, went or changed their interval: forget
         the free stretches kept for them (see
         :meth:`~flux_sched_base.planner.Planner.starts`)."""
-        stretches = self._stretches
-        if stretches:
-            for rank in ranks:
+        stretches, versions = self._stretches, self._rank_versions
+        for rank in ranks:
+            versions[rank] = versions.get(rank, 0) + 1
+            if stretches:
                 stretches.pop(rank, None)
+
+    def ranks_version(self, ranks) -> tuple:
+        """A key that changes whenever an item on any of *ranks* comes,
+        goes or changes its end, or the resources change."""
+        versions = self._rank_versions
+        return (self._resources_version, *(versions.get(rank, 0) for rank in ranks))
 
     def _index(self, item: Item) -> None:
         self._rank_changed(item.ranks)

@@ -309,8 +309,8 @@ class ReservationScheduler(CountedPlanning, PlanningScheduler):
     def _lightened_starts(self, job, res, checked: int, lightened: set[int]):
         """Start times at which a lightened rank could host part of *job*.
 
-        Identical requests get the same answer while the plan does not
-        change, unless a job's own reservation is on one of those ranks: the
+        Identical requests get the same answer while nothing on those ranks
+        changes, unless a job's own reservation is on one of them: the
         answer is cached per pass for the others.
         """
         planner = self.planner
@@ -320,7 +320,7 @@ class ReservationScheduler(CountedPlanning, PlanningScheduler):
                 self._bucket_of.get(job.jobid),
                 checked,
                 planner.lighten_epoch,
-                planner.profile.version,
+                planner.ranks_version(sorted(lightened)),
             )
             if key in self._starts_cache:
                 return self._starts_cache[key]

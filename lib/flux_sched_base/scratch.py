@@ -98,13 +98,13 @@ class Scratch:
         """Count *items* as holders (*step* 1) or no longer (-1): a core or
         GPU that gets its first holder is marked allocated in the copy, one
         that loses its last is marked free."""
-        table = self._table
+        table, holders = self._table, self._holders
         for item in items:
             for rank, sets in item.ranks.items():
                 info = table.get(rank)
                 if info is None:
                     continue
-                both = self._holders_of(rank, info)
+                both = holders.get(rank) or self._holders_of(rank, info)
                 marks = (info["allocated_cores"], info["allocated_gpus"])
                 for ids, counts, allocated in zip(sets, both, marks, strict=True):
                     for i in ids:
