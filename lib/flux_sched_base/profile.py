@@ -274,35 +274,25 @@ class Profile:
         self._table_cache = (self.version, table)
         return table
 
-    def _usage(self, minus: Profile | None, own) -> tuple[list, ...]:
-        """:meth:`_table` with *minus* and *own* left out (see
-        :meth:`_steps`)."""
+    def _usage(self, minus: Profile | None) -> tuple[list, ...]:
+        """:meth:`_table` with *minus* left out (see :meth:`_steps`)."""
         table = self._table()
-        if minus is None and own is None:
+        if minus is None:
             return table
         times, *columns = table
-        if minus is not None:
-            # Every breakpoint of *minus* is one here: read its deltas at ours.
-            zero = (0, 0, 0, 0)
-            theirs = list(map(minus._deltas.get, times[1:], repeat(zero)))
-            columns = [
-                list(
-                    map(
-                        operator.sub,
-                        column,
-                        accumulate(map(operator.itemgetter(k), theirs), initial=b),
-                    )
+        # Every breakpoint of *minus* is one here: read its deltas at ours.
+        zero = (0, 0, 0, 0)
+        theirs = list(map(minus._deltas.get, times[1:], repeat(zero)))
+        columns = [
+            list(
+                map(
+                    operator.sub,
+                    column,
+                    accumulate(map(operator.itemgetter(k), theirs), initial=b),
                 )
-                for k, (column, b) in enumerate(zip(columns, minus.base, strict=True))
-            ]
-        if own is not None:
-            start, end, vec = own
-            i = bisect.bisect_left(times, start)
-            j = bisect.bisect_left(times, end)
-            columns = [list(column) for column in columns] if minus is None else columns
-            for column, v in zip(columns, vec, strict=True):
-                if v:
-                    column[i:j] = map(operator.sub, column[i:j], repeat(v))
+            )
+            for k, (column, b) in enumerate(zip(columns, minus.base, strict=True))
+        ]
         return (times, *columns)
 
     def candidates(
@@ -336,7 +326,20 @@ class Profile:
         thr_c, thr_g, thr_n, thr_b = (cap[i] - need[i] for i in range(4))
         if min(thr_c, thr_g, thr_n, thr_b) < 0:
             return
-        times, cores, gpus, full, busy = self._usage(minus, own)
+        times, cores, gpus, full, busy = self._usage(minus)
+        # The job's own reservation is read as room, not usage: the steps
+        # it covers, own_first up to own_stop - 1, fit with thresholds
+        # raised by its vector (no copy of the table for each search).
+        own_first = own_stop = 0
+        if own is not None:
+            own_first = bisect.bisect_left(times, own[0])
+            own_stop = bisect.bisect_left(times, own[1])
+            own_c, own_g, own_n, own_b = (
+                thr_c + own[2][0],
+                thr_g + own[2][1],
+                thr_n + own[2][2],
+                thr_b + own[2][3],
+            )
         ends = self._ends
         n = len(times)
         highs = None if within is None else [v for _, v in within]
@@ -362,13 +365,25 @@ class Profile:
             # The window's steps: i up to stop - 1 (times below tend).
             stop = bisect.bisect_left(times, tend, i + 1)
             k = good if good > i else i
-            while k < stop and (
-                cores[k] <= thr_c
-                and gpus[k] <= thr_g
-                and full[k] <= thr_n
-                and busy[k] <= thr_b
-            ):
-                k += 1
+            while k < stop:
+                if own_first <= k < own_stop:
+                    if (
+                        cores[k] <= own_c
+                        and gpus[k] <= own_g
+                        and full[k] <= own_n
+                        and busy[k] <= own_b
+                    ):
+                        k += 1
+                        continue
+                elif (
+                    cores[k] <= thr_c
+                    and gpus[k] <= thr_g
+                    and full[k] <= thr_n
+                    and busy[k] <= thr_b
+                ):
+                    k += 1
+                    continue
+                break
             if k < stop:
                 # Every candidate up to step k has step k in its window.
                 i = k + 1

@@ -74,6 +74,20 @@ def test_candidates_leave_out_own_and_minus():
     assert list(p.candidates(0.0, 50.0, need, minus=held)) == [100.0, 200.0]
 
 
+def test_own_reservation_is_room_only_while_it_lasts():
+    p = Profile(CAP)
+    p.add(None, 100.0, (16, 0, 4, 4), ranks=[0, 1, 2, 3])
+    own = (100.0, 200.0, (16, 0, 4, 4))
+    p.add(*own, ranks=[0, 1, 2, 3])
+    p.add(200.0, 300.0, (16, 0, 4, 4), ranks=[0, 1, 2, 3])
+    need = (16, 0, 4, 4)
+    # From 100 the job's own reservation leaves the machine to it, but
+    # the one that follows at 200 does not: a 150 s window fits only
+    # after 300, a 100 s one at 100 too.
+    assert list(p.candidates(0.0, 150.0, need, own=own)) == [300.0]
+    assert list(p.candidates(0.0, 100.0, need, own=own)) == [100.0, 300.0]
+
+
 def test_horizon_shortens_windows():
     p = Profile(CAP)
     p.add(None, 100.0, (16, 0, 4, 4), ranks=[0, 1, 2, 3])
