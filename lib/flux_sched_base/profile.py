@@ -29,7 +29,7 @@ import operator
 from collections.abc import Iterable, Iterator
 from itertools import accumulate, repeat
 
-from sortedcontainers import SortedDict
+from sortedcontainers import SortedDict, SortedList
 
 INF = math.inf
 
@@ -75,6 +75,9 @@ class Profile:
         self._deltas: SortedDict = SortedDict()
         # time -> number of items ending then (candidate start times)
         self._ends: dict[float, int] = {}
+        # Start times of the items that do not start at -inf (reservations):
+        # usage rises only there.
+        self._starts = SortedList()
         # rank -> [(start, end)] of the items using it (start -inf: running)
         self._cover: dict[int, list] = {}
         #: Incremented on every change.
@@ -181,6 +184,8 @@ class Profile:
         t0 = -INF if start is None else start
         counts = vec if ranks is None else (vec[0], vec[1], vec[2], 0)
         self._bump(t0, counts, 1)
+        if start is not None:
+            self._starts.add(start)
         if end != INF:
             self._bump(end, counts, -1)
             self._ends[end] = self._ends.get(end, 0) + 1
@@ -199,6 +204,8 @@ class Profile:
         t0 = -INF if start is None else start
         counts = vec if ranks is None else (vec[0], vec[1], vec[2], 0)
         self._unbump(t0, counts, 1)
+        if start is not None:
+            self._starts.remove(start)
         if end != INF:
             self._unbump(end, counts, -1)
             count = self._ends[end] - 1
@@ -392,15 +399,37 @@ class Profile:
             yield t
             i += 1
 
+    #: :meth:`fits_from` reads the usage at each rise in the window while
+    #: there are at most this many; beyond, a table of prefix maxima.
+    POINTS_AT_MOST = 16
+
     def fits_from(
         self, floor: float, duration: float, need: Vec, horizon: float = INF
     ) -> bool:
         """True if the counts allow *need* during ``[floor, floor+duration)``.
 
-        Uses a prefix-maximum table cached per (*floor*, profile version),
-        so a scan over many jobs at the same *floor* costs a binary search
-        per job.
+        Usage rises only where a reservation starts, so its maximum over
+        the window is at *floor* or at one of those starts: with few of
+        them in the window, those steps alone are read.  Otherwise a
+        prefix-maximum table, cached per (*floor*, profile version), makes
+        a scan over many jobs at the same *floor* cost a binary search per
+        job.
         """
+        tend = _window_end(floor, duration, horizon)
+        cap = self.capacity
+        rises = self._starts.bisect_left(tend) - self._starts.bisect_right(floor)
+        if rises <= self.POINTS_AT_MOST:
+            times, *columns = self._table()
+            steps = [bisect.bisect_right(times, floor) - 1]
+            steps += [
+                bisect.bisect_right(times, t) - 1
+                for t in self._starts.irange(floor, tend, inclusive=(False, False))
+            ]
+            return all(
+                column[k] + need[i] <= cap[i]
+                for i, column in enumerate(columns)
+                for k in steps
+            )
         cache = self._prefix_cache
         if cache is None or cache[0] != self.version or cache[1] != floor:
             times, *columns = self._table()
@@ -408,10 +437,8 @@ class Profile:
             maxima = [list(accumulate(column[first:], max)) for column in columns]
             cache = self._prefix_cache = (self.version, floor, times, first, maxima)
         _, _, times, first, maxima = cache
-        tend = _window_end(floor, duration, horizon)
         # The last step of the window: the last one before tend.
         j = bisect.bisect_left(times, tend, first + 1) - 1 - first
-        cap = self.capacity
         return all(maxima[i][j] + need[i] <= cap[i] for i in range(4))
 
     def free_now_upper(self) -> Vec:

@@ -226,3 +226,6 @@ def test_candidates_equal_a_full_check_of_every_window(
     # The prefix-maximum answer for one window from floor agrees too.
     alone = _candidates_by_steps(p, floor, duration, request, True, INF, None, None)
     assert p.fits_from(floor, duration, request) == (floor in alone)
+    # Both ways: the usage at each rise in the window, and prefix maxima.
+    p.POINTS_AT_MOST = -1
+    assert p.fits_from(floor, duration, request) == (floor in alone)
