@@ -350,8 +350,9 @@ class PlanBook:
         item = self.running.get(jobid)
         if item is None:
             return
-        self.invalidate()
         freed = set(item.ranks) if final or R is None else set(parse_ranks(R))
+        if self.scratch is not None and not self.scratch.released(item, freed):
+            self.invalidate()
         if item.end != now:
             self._lighten(freed & set(item.ranks))
         self._remove_running(item)
@@ -456,7 +457,10 @@ class PlanBook:
         respects only the reservations of jobs already settled.
         """
         self.now = now
-        self.scratch = None
+        if self.scratch is not None and self.scratch.follows_changes:
+            self.scratch.now = now  # every change since is in it
+        else:
+            self.scratch = None
         self.held_ids = set(self.reservations)
         self._held = None
 

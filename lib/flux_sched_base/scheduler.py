@@ -166,9 +166,10 @@ class PlanningScheduler(KnownIds):
     # -- events -------------------------------------------------------------------
 
     def _changed(self) -> None:
+        # The planner's scratch copy follows every change made through the
+        # planner (or is dropped by it); only a change behind its back must
+        # drop it (hello).
         self._event += 1
-        if self.planner is not None:
-            self.planner.invalidate()
 
     def resource_update(self):
         """Keep the planner's view of ranks, topology and capacity current."""
@@ -258,6 +259,7 @@ class PlanningScheduler(KnownIds):
         """Register a running job and plan its end from R's expiration."""
         super().hello(jobid, priority, userid, t_submit, R)
         self.planner.add_running(jobid, R, R.expiration)
+        self.planner.invalidate()  # R went into the pool behind the planner
         self._changed()
 
     def alloc(self, request, jobid, priority, userid, t_submit, jobspec):

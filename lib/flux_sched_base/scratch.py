@@ -44,6 +44,10 @@ class Scratch:
     #: pools; the tests check both ways).
     count_holders = True
 
+    #: After every move, compare the copy with what the window holds,
+    #: failing on a difference (tests).
+    check_windows = False
+
     def __init__(self, planner, now: float):
         self.planner = planner
         self.pool = planner.pool.copy()
@@ -58,6 +62,9 @@ class Scratch:
         self._holders: dict[int, tuple[dict, dict]] = {}
         #: Running jobs that started after the copy was made.
         self._started: set[int] = set()
+        #: Per counted rank, the cores and GPUs allocated in the copy when
+        #: it was made that no running job named.
+        self._unnamed: dict[int, tuple[set, set]] = {}
         self.now = now
         self.t = now
         #: Running jobs freed in this copy (ended by the window start).
@@ -87,11 +94,17 @@ class Scratch:
             for ids, counts in zip(item.ranks[rank], both, strict=True):
                 for i in ids:
                     counts[i] = counts.get(i, 0) + 1
-        for allocated, counts in zip(
-            (info["allocated_cores"], info["allocated_gpus"]), both, strict=True
+        unnamed = self._unnamed[rank] = (set(), set())
+        for allocated, counts, extra in zip(
+            (info["allocated_cores"], info["allocated_gpus"]),
+            both,
+            unnamed,
+            strict=True,
         ):
             for i in allocated:
-                counts.setdefault(i, 1)
+                if i not in counts:
+                    counts[i] = 1
+                    extra.add(i)
         return both
 
     def _shift(self, items, step: int) -> None:
@@ -201,6 +214,37 @@ class Scratch:
         self.t = t
         self._free(to_free)
         self._register(to_add)
+        if self.check_windows and self._table is not None:
+            self._check_window(tend, considered)
+
+    def _check_window(self, tend: float, considered) -> None:
+        """Fail unless the copy's rank table shows exactly what is busy in
+        the window (tests: ``check_windows``)."""
+        planner = self.planner
+        expected: dict[int, tuple[set, set]] = {}
+        items = [
+            item
+            for item in planner.running.values()
+            if self.t <= planner.now or item.end > self.t
+        ]
+        items += [
+            item
+            for item in planner.reservations_overlapping(self.t, tend)
+            if considered(item)
+        ]
+        for item in items:
+            for rank, (cores, gpus) in item.ranks.items():
+                busy = expected.setdefault(rank, (set(), set()))
+                busy[0].update(cores)
+                busy[1].update(gpus)
+        for rank, info in self._table.items():
+            want_c, want_g = expected.get(rank, (set(), set()))
+            # Held by no running job when the copy was made: always shown.
+            self._holders_of(rank, info)
+            unnamed_c, unnamed_g = self._unnamed[rank]
+            want_c, want_g = want_c | unnamed_c, want_g | unnamed_g
+            assert info["allocated_cores"] == want_c, f"rank {rank}: cores differ"
+            assert info["allocated_gpus"] == want_g, f"rank {rank}: GPUs differ"
 
     def alloc(self, jobid: int, request):
         """Allocate *request* in the current window (the pool's allocator)."""
@@ -211,6 +255,27 @@ class Scratch:
         self.pool.free(jobid)
 
     # -- keeping in step with the planner ------------------------------------------
+
+    @property
+    def follows_changes(self) -> bool:
+        """Can the copy outlive the pass (it counts holders, so it can
+        follow releases; see :meth:`released`)?"""
+        return self._table is not None
+
+    def released(self, item, ranks: set[int]) -> bool:
+        """Running job *item* gives back its *ranks* (all of them, or some
+        in a partial free), before the planner forgets them.  Returns False
+        if the copy cannot follow (it must then be dropped)."""
+        if self._table is None:
+            return False
+        if item.jobid in self.removed_running:
+            if ranks >= item.ranks.keys():
+                self.removed_running.discard(item.jobid)
+            return True  # not shown in this window either way
+        part = _Part({rank: item.ranks[rank] for rank in ranks if rank in item.ranks})
+        self._shift([part], -1)
+        self.moves += 1
+        return True
 
     def running_added(self, item, allocated_here: bool) -> None:
         """A job started; *allocated_here* if its R was allocated in this copy."""
@@ -243,3 +308,12 @@ class Scratch:
         if item.jobid in self.present:
             self.present.discard(item.jobid)
             self._free([item])
+
+
+class _Part:
+    """Some ranks of a running job's allocation (a partial free)."""
+
+    __slots__ = ("ranks",)
+
+    def __init__(self, ranks: dict):
+        self.ranks = ranks

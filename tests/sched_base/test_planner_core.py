@@ -456,3 +456,43 @@ def test_earliest_finds_the_first_time_the_allocator_accepts(
         # after one refusal, the allocator is asked only where it accepts.
         assert planner.probes - probes <= 2
         jobid += 1
+
+
+def test_a_scratch_copy_follows_passes_and_frees():
+    """The copy outlives a pass: at the next one's now it still shows a
+    job past its planned end (it holds its cores until it is freed), then
+    follows the free, a partial one first."""
+    pool, planner = make_planner(nodes=4, cores=4)
+    run(planner, pool, 1, nodes=2, slots=2, cores=4, duration=50.0)
+    run(planner, pool, 2, nodes=1, slots=1, cores=2, duration=500.0)
+    scratch = planner._scratch()
+    scratch.goto(NOW, NOW + 100.0, lambda item: True)
+    later = NOW + 100.0  # job 1 is overdue: still running
+
+    def shown(t):
+        scratch.goto(t, t + 100.0, lambda item: True)
+        return scratch_allocated(scratch)
+
+    def busy(t):
+        return {
+            r: c
+            for r, c in expected_allocated(
+                planner, t, t + 100.0, lambda i: True
+            ).items()
+            if c
+        }
+
+    planner.begin_pass(later)
+    assert planner._scratch() is scratch
+    assert shown(later) == busy(later) and len(shown(later)) == 3
+    # A partial free of one of job 1's ranks, then the rest.
+    item = planner.running[1]
+    first, second = sorted(item.ranks)
+    part = item.R.copy()
+    part.remove_ranks(IDset([second]))
+    planner.release(1, part, final=False, now=later)
+    assert planner._scratch() is scratch
+    assert shown(later) == busy(later) and first not in shown(later)
+    planner.release(1, now=later)
+    assert shown(later) == busy(later)
+    assert len(shown(later)) == 1

@@ -42,6 +42,15 @@ def _check_kept_stretches(monkeypatch):
     monkeypatch.setattr(Planner, "check_kept", True)
 
 
+@pytest.fixture(autouse=True)
+def _check_scratch_windows(monkeypatch):
+    """Every window a scratch copy moves to (copies now outlive a pass and
+    follow frees) is compared with what the plan says is busy there."""
+    from flux_sched_base.scratch import Scratch
+
+    monkeypatch.setattr(Scratch, "check_windows", True)
+
+
 POLICIES = ("fifo", "easy", "conservative")
 
 
