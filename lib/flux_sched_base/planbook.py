@@ -349,6 +349,9 @@ class PlanBook:
         """
         item = self.running.get(jobid)
         if item is None:
+            # Resources the plan never held went back to the pool: a copy
+            # made since shows them busy.
+            self.invalidate()
             return
         freed = set(item.ranks) if final or R is None else set(parse_ranks(R))
         if self.scratch is not None and not self.scratch.released(item, freed):
