@@ -57,10 +57,9 @@ class FifoScheduler(PlanningScheduler):
         planner = self.planner
         planner.begin_pass(time.time())
         # Taken, not read: a pass that ends early leaves no forecast behind.
+        # Reservations stay until the forecast (starting the head ignores
+        # them), which may keep them.
         last = self.__dict__.pop("_last_ranked", None)
-        counted = self.counted_queue()
-        if counted:
-            self._drop_reservations()
         planner.promises.clear()
         blocked = False
         for job in self.pending_jobs():
@@ -79,7 +78,8 @@ class FifoScheduler(PlanningScheduler):
             yield
         if not blocked:
             self._drop_reservations()
-        elif counted:
+        elif self.counted_queue():
+            self._drop_reservations()
             yield from self._forecast_counted()
         else:
             yield from self._forecast(last)
