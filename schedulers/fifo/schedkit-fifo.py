@@ -191,22 +191,36 @@ class FifoScheduler(PlanningScheduler):
     def _forecast(self, last=None):
         """Give the first ``forecast_depth`` jobs their FIFO start times.
 
-        *last* is what the last complete forecast left: its context (the
-        running jobs' version, the expiration) and ``(jobid, request,
-        start)`` of the jobs it placed, with the reservations still in the
-        plan.  While the context is the same and every start is still ahead
-        of now, a job that is in the same place in the queue, with the same
-        request, as in that forecast keeps its reservation: it was placed
-        around the running jobs and the jobs ahead of it alone.  From the
-        first job that differs on, the jobs are placed again.
+        *last* is what the last complete forecast left: the expiration
+        and the resources' version, ``(jobid, request, start)`` of the jobs it placed (with their
+        reservations still in the plan), the planner's heavy and lighten
+        epochs when it ended, and whether a fresh forecast would have
+        placed the same reservations.  If nothing got heavier since (no job
+        started, no reservation was placed, no expiration was extended, no
+        rank went down) and every start is still ahead of now, a job that
+        is in the same place in the queue, with the same request, keeps
+        its reservation: it was placed around the running jobs and the
+        jobs ahead of it alone.  If the plan got lighter meanwhile (a job
+        ended early), it keeps it only if no earlier start appeared on the
+        ranks that got lighter (the only place one can appear).  From the
+        first job that differs or moves earlier on, the jobs are placed
+        again.
         """
         planner = self.planner
         now = planner.now
-        context = (planner.releases.version, planner.pool.expiration)
+        # The resources as they are (their version), and the expiration.
+        context = (planner.pool.expiration, planner.ranks_version(()))
         entries: list = []
-        if last is not None and last[0] == context:
-            if all(start is None or start > now for _, _, start in last[1]):
-                entries = last[1]
+        lightened: set | None = set()
+        if (
+            last is not None
+            and last[0] == context
+            and last[2] == planner.heavy_epoch
+            and all(start is None or start > now for _, _, start in last[1])
+        ):
+            entries = last[1]
+            if last[3] != planner.lighten_epoch:
+                lightened = planner.lightened_since(last[3])
         if not entries:
             self._drop_reservations()
         kept: list = []  # (jobid, request, start or None) in queue order
@@ -218,6 +232,7 @@ class FifoScheduler(PlanningScheduler):
             if position >= self.forecast_depth:
                 break
             rr = job.resource_request
+            earlier = None  # a start the kept reservation missed
             if reused == position < len(entries):
                 jobid, request, start = entries[position]
                 held = planner.reservations.get(jobid)
@@ -226,27 +241,53 @@ class FifoScheduler(PlanningScheduler):
                     and request is rr
                     and (start is None or (held is not None and held.start == start))
                 ):
-                    kept.append(entries[position])
-                    estimated.add(jobid)
-                    reused += 1
-                    position += 1
-                    if start is None:
-                        break  # no estimate, as before: none behind it either
-                    floor, include_floor = start, True
-                    continue
+                    planner.settle(jobid)
+                    # Ranks that came up may give a job without an
+                    # estimate one: place it again.
+                    moved = start is None and lightened != set()
+                    if start is not None and lightened != set():
+                        # The head's window may not start now, so its floor
+                        # is left out: if nothing ends at its start any
+                        # more, an earlier time may fit only at that floor,
+                        # and a fresh search finds a later one, or none.
+                        moved = position == 0 and not planner.running_end_at(start)
+                    if start is not None and lightened != set() and not moved:
+                        try:
+                            earlier = self._earlier(
+                                job, start, floor, include_floor, lightened
+                            )
+                        except InfeasibleRequest:
+                            earlier = None  # placed again, and denied there
+                            moved = True
+                        moved = moved or earlier is not None
+                    if not moved:
+                        kept.append(entries[position])
+                        estimated.add(jobid)
+                        reused += 1
+                        position += 1
+                        if start is None:
+                            break  # no estimate, as before: none behind it either
+                        floor, include_floor = start, True
+                        continue
             if reused == position and entries:
-                # Not the same job here: place it and those behind afresh.
+                # Not the same job here, or it can start earlier: place it
+                # and those behind afresh.
                 for jobid, _, _ in entries[position:]:
                     planner.drop(jobid, lighten=False)
                 entries = []
-            try:
-                found = planner.earliest(
-                    job.jobid, rr, floor=floor, include_floor=include_floor
-                )
-            except InfeasibleRequest as exc:
-                self.deny(job, exc)
-                yield
-                continue
+            # Jobs behind the head held on, so their ends were times to try
+            # as well; from the second job on, an earlier one fits too
+            # (its floor is a start of the job ahead), and the search found it.
+            found = earlier if position > 0 else None
+            if found is None:
+                try:
+                    found = planner.earliest(
+                        job.jobid, rr, floor=floor, include_floor=include_floor
+                    )
+                except InfeasibleRequest as exc:
+                    self.deny(job, exc)
+                    yield
+                    continue
             estimated.add(job.jobid)
             reason = REASON_RESOURCES if position == 0 else REASON_PRIORITY
             position += 1
@@ -267,12 +308,78 @@ class FifoScheduler(PlanningScheduler):
         for jobid, _, _ in entries[reused:]:
             planner.drop(jobid, lighten=False)  # left the queue since
         self._clear_estimates(estimated)
+        # Reservations kept through a lightening may sit on other ranks
+        # than a fresh forecast would pick, and the jobs behind them with
+        # them; otherwise the forecast is the one a fresh pass makes.
+        as_fresh = not reused or (last[4] and lightened == set())
         if self.check_reuse and reused:
+            self._check_forecast(kept, compare_fresh=as_fresh)
+        self._last_ranked = (
+            context,
+            kept,
+            planner.heavy_epoch,
+            planner.lighten_epoch,
+            as_fresh,
+        )
+
+    def _earlier(self, job, start, floor, include_floor, lightened):
+        """An earlier start than *start* for a job whose kept reservation
+        was placed before the plan got lighter on *lightened* ranks (None:
+        on ranks too long ago to say), or None.
+
+        Returns ``(t, R)`` as :meth:`Planner.earliest` does.  Jobs behind
+        it are still held in the pass, so they are left out, as they were
+        when it was placed.
+        """
+        planner = self.planner
+        within = None
+        if lightened is not None:
+            # A start the job did not have before uses a rank that got
+            # lighter: read only the times one of them could host it.
+            within = planner.starts(
+                job.jobid,
+                job.resource_request,
+                floor=floor,
+                limit=start,
+                exclude_held=True,
+                ranks=lightened,
+                needed=1,
+            )
+            if within is not None and not within:
+                return None
+        return planner.earliest(
+            job.jobid,
+            job.resource_request,
+            floor=floor,
+            include_floor=include_floor,
+            limit=start,
+            exclude_held=True,
+            within=within,
+        )
+
+    def _check_forecast(self, kept: list, compare_fresh: bool) -> None:
+        """Fail unless every kept estimate is the job's earliest start given
+        the jobs ahead of it as they are placed (tests: ``check_reuse``);
+        with *compare_fresh* (nothing got lighter), also unless a forecast
+        placed afresh finds the same starts."""
+        planner = self.planner
+        planner.begin_pass(planner.now)
+        floor, include_floor = planner.now, False
+        for jobid, rr, start in kept:
+            planner.settle(jobid)
+            found = planner.earliest(
+                jobid, rr, floor=floor, include_floor=include_floor, exclude_held=True
+            )
+            earliest = None if found is None else found[0]
+            assert earliest == start, f"kept estimate {start}, earliest {earliest}"
+            if start is None:
+                break
+            floor, include_floor = start, True
+        if compare_fresh:
             for _ in self._forecast():
                 pass
             fresh = [(e[0], e[2]) for e in self._last_ranked[1]]
             assert fresh == [(e[0], e[2]) for e in kept], "kept estimates differ"
-        self._last_ranked = (context, kept)
 
 
 def _place(planner, profile, nodes, duration, floor, include_floor):

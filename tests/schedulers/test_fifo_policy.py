@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from conftest import estimate_history, last_estimates, sched_annotations, start_broker
 from conftest import whole_nodes as _nodes
 from hypothesis import HealthCheck, given, settings
@@ -209,4 +210,43 @@ def test_a_forecast_planned_on_ranks_is_kept_while_nothing_ahead_changes(
     assert last_estimates(b) == estimates
     b.run()
     assert [b.jobs.job(j).t_run for j in (head, second, third)] == [t0 + 100] * 3
+    b.observer.assert_clean()
+
+
+@pytest.mark.parametrize("check", [False, True])
+def test_a_forecast_planned_on_ranks_is_kept_through_early_ends_it_cannot_use(
+    monkeypatch, check
+):
+    from flux_sched_base.scheduler import PlanningScheduler
+
+    # With the checks off, the allocator's work is the pass's alone; with
+    # them on, every kept estimate is compared with the earliest start.
+    monkeypatch.setattr(PlanningScheduler, "check_reuse", check)
+    b = start_broker("fifo")
+    t0 = b.clock.epoch
+    for limit in (100, 300, 300, 300):  # three cores on each node
+        b.jobs.submit(_slot(3, limit), runtime=limit)
+    b.run_until_quiet()
+    b.jobs.submit(_slot(1, 200), runtime=20)  # node 0's last core
+    b.jobs.submit(_slot(1, 300), runtime=10)  # node 1's
+    for _ in range(2):
+        b.jobs.submit(_slot(1, 300), runtime=300)
+    b.run_until_quiet()
+    head = b.jobs.submit(_slot(4, 50), runtime=50)
+    second = b.jobs.submit(_slot(1, 50), runtime=50)
+    b.run_until_quiet()
+    assert last_estimates(b) == {head: t0 + 200, second: t0 + 250}
+    # At 10 s a core of node 1 frees: the head needs a whole node, so it
+    # keeps its reservation without a probe; the job behind it can now
+    # start with it, on that core.
+    probes = b.stats()["allocator_probes"]
+    b.run_until(t0 + 15)
+    if not check:
+        assert b.stats()["allocator_probes"] - probes <= 1
+    assert last_estimates(b) == {head: t0 + 200, second: t0 + 200}
+    # At 20 s node 0 will be whole at 100 s: both move earlier.
+    b.run_until(t0 + 25)
+    assert last_estimates(b) == {head: t0 + 100, second: t0 + 100}
+    b.run()
+    assert [b.jobs.job(j).t_run for j in (head, second)] == [t0 + 100] * 2
     b.observer.assert_clean()
