@@ -284,22 +284,21 @@ class Profile:
     def _usage(self, minus: Profile | None) -> tuple[list, ...]:
         """:meth:`_table` with *minus* left out (see :meth:`_steps`)."""
         table = self._table()
-        if minus is None:
+        if minus is None or not (minus._deltas or any(minus.base)):
             return table
         times, *columns = table
-        # Every breakpoint of *minus* is one here: read its deltas at ours.
-        zero = (0, 0, 0, 0)
-        theirs = list(map(minus._deltas.get, times[1:], repeat(zero)))
-        columns = [
-            list(
-                map(
-                    operator.sub,
-                    column,
-                    accumulate(map(operator.itemgetter(k), theirs), initial=b),
-                )
-            )
-            for k, (column, b) in enumerate(zip(columns, minus.base, strict=True))
-        ]
+        columns = [list(column) for column in columns]
+        n = len(times)
+        # Every breakpoint of *minus* is one here, and it has few: subtract
+        # its usage segment by segment, where it is not zero.
+        left = list(minus.base)
+        a = 0
+        for t, delta in minus._deltas.items():
+            b = bisect.bisect_left(times, t, a)
+            _subtract(columns, left, a, b)
+            left = [x + y for x, y in zip(left, delta[:4], strict=True)]
+            a = b
+        _subtract(columns, left, a, n)
         return (times, *columns)
 
     def candidates(
@@ -448,6 +447,15 @@ class Profile:
         """Upper bound on what is free now (capacity minus running usage)."""
         cap, base = self.capacity, self.base
         return tuple(cap[i] - base[i] for i in range(4))
+
+
+def _subtract(columns: list, usage, a: int, b: int) -> None:
+    """Take *usage* (a vector) from entries *a* to *b* of the columns."""
+    if a >= b:
+        return
+    for column, value in zip(columns, usage, strict=True):
+        if value:
+            column[a:b] = map(operator.sub, column[a:b], repeat(value, b - a))
 
 
 def _window_end(t: float, duration: float, horizon: float) -> float:

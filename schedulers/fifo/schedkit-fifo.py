@@ -36,6 +36,7 @@ from flux_sched_base.annotations import (
     REASON_PRIORITY,
     REASON_RESOURCES,
 )
+from flux_sched_base.scheduler import queue_order
 
 
 class FifoScheduler(PlanningScheduler):
@@ -191,127 +192,109 @@ class FifoScheduler(PlanningScheduler):
     def _forecast(self, last=None):
         """Give the first ``forecast_depth`` jobs their FIFO start times.
 
-        *last* is what the last complete forecast left: the expiration
-        and the resources' version, ``(jobid, request, start)`` of the jobs it placed (with their
-        reservations still in the plan), the planner's heavy and lighten
+        Each job is placed at its earliest start from the start of the job
+        ahead of it, given the running jobs and the reservations of the
+        jobs ahead (the jobs behind it are held in the pass, so left out).
+
+        *last* is what the last complete forecast left: its context (the
+        expiration, the resources' version), ``(jobid, request, start,
+        floor, include_floor)`` of each job it placed, with the
+        reservations still in the plan, the planner's heavy and lighten
         epochs when it ended, and whether a fresh forecast would have
-        placed the same reservations.  If nothing got heavier since (no job
-        started, no reservation was placed, no expiration was extended, no
-        rank went down) and every start is still ahead of now, a job that
-        is in the same place in the queue, with the same request, keeps
-        its reservation: it was placed around the running jobs and the
-        jobs ahead of it alone.  If the plan got lighter meanwhile (a job
-        ended early), it keeps it only if no earlier start appeared on the
-        ranks that got lighter (the only place one can appear).  From the
-        first job that differs or moves earlier on, the jobs are placed
-        again.
+        placed the same reservations.  While the context is the same, no
+        running job is overdue and the jobs it placed that still wait are
+        in the same order, each of them keeps its reservation if it still
+        holds (:meth:`_recheck`); any other job is placed afresh.
         """
         planner = self.planner
         now = planner.now
-        # The resources as they are (their version), and the expiration.
         context = (planner.pool.expiration, planner.ranks_version(()))
-        entries: list = []
-        lightened: set | None = set()
+        heavy = planner.heavy_epoch
+        entries: dict = {}
         if (
             last is not None
             and last[0] == context
-            and last[2] == planner.heavy_epoch
-            and all(start is None or start > now for _, _, start in last[1])
+            and not planner.running_ended_by(now)
         ):
-            entries = last[1]
-            if last[3] != planner.lighten_epoch:
-                lightened = planner.lightened_since(last[3])
+            alive = [e for e in last[1] if e[0] in self._pending]
+            order = [queue_order(self._pending[e[0]]) for e in alive]
+            if order == sorted(order):
+                entries = {e[0]: e for e in alive}
         if not entries:
             self._drop_reservations()
-        kept: list = []  # (jobid, request, start or None) in queue order
+        since = last[3] if entries else planner.lighten_epoch
+        kept: list = []  # (jobid, request, start or None, floor, include_floor)
         reused = 0
+        placed = False  # a job so far was placed afresh
+        mixed = False  # and a job behind it kept its reservation
         estimated = set()
         floor, include_floor = now, False
-        position = 0
         for job in self.pending_jobs():
-            if position >= self.forecast_depth:
+            if len(kept) >= self.forecast_depth:
                 break
-            rr = job.resource_request
-            earlier = None  # a start the kept reservation missed
-            if reused == position < len(entries):
-                jobid, request, start = entries[position]
-                held = planner.reservations.get(jobid)
-                if (
-                    jobid == job.jobid
-                    and request is rr
-                    and (start is None or (held is not None and held.start == start))
-                ):
-                    planner.settle(jobid)
-                    # Ranks that came up may give a job without an
-                    # estimate one: place it again.
-                    moved = start is None and lightened != set()
-                    if start is not None and lightened != set():
-                        # The head's window may not start now, so its floor
-                        # is left out: if nothing ends at its start any
-                        # more, an earlier time may fit only at that floor,
-                        # and a fresh search finds a later one, or none.
-                        moved = position == 0 and not planner.running_end_at(start)
-                    if start is not None and lightened != set() and not moved:
-                        try:
-                            earlier = self._earlier(
-                                job, start, floor, include_floor, lightened
-                            )
-                        except InfeasibleRequest:
-                            earlier = None  # placed again, and denied there
-                            moved = True
-                        moved = moved or earlier is not None
-                    if not moved:
-                        kept.append(entries[position])
-                        estimated.add(jobid)
-                        reused += 1
-                        position += 1
-                        if start is None:
-                            break  # no estimate, as before: none behind it either
-                        floor, include_floor = start, True
-                        continue
-            if reused == position and entries:
-                # Not the same job here, or it can start earlier: place it
-                # and those behind afresh.
-                for jobid, _, _ in entries[position:]:
-                    planner.drop(jobid, lighten=False)
-                entries = []
-            # Jobs behind the head held on, so their ends were times to try
-            # as well; from the second job on, an earlier one fits too
-            # (its floor is a start of the job ahead), and the search found it.
-            found = earlier if position > 0 else None
-            if found is None:
+            jobid, rr = job.jobid, job.resource_request
+            entry = entries.pop(jobid, None)
+            found = None
+            keep = False
+            if entry is not None and entry[1] is rr:
+                planner.settle(jobid)
                 try:
-                    found = planner.earliest(
-                        job.jobid, rr, floor=floor, include_floor=include_floor
+                    keep, found = self._recheck(
+                        jobid, rr, entry, floor, include_floor, since
                     )
-                except InfeasibleRequest as exc:
-                    self.deny(job, exc)
-                    yield
-                    continue
-            estimated.add(job.jobid)
-            reason = REASON_RESOURCES if position == 0 else REASON_PRIORITY
-            position += 1
-            if found is None:
+                except InfeasibleRequest:
+                    pass  # placed afresh below, and denied there
+            if keep:
+                start = entry[2]
+                reused += 1
+                mixed = mixed or placed
+            else:
+                placed = True
+                if found is None:
+                    try:
+                        found = planner.earliest(
+                            jobid,
+                            rr,
+                            floor=floor,
+                            include_floor=include_floor,
+                            exclude_held=True,
+                        )
+                    except InfeasibleRequest as exc:
+                        self.deny(job, exc)
+                        yield
+                        continue
+                start = None if found is None else found[0]
+            estimated.add(jobid)
+            kept.append((jobid, rr, start, floor, include_floor))
+            if start is None:
                 # Nothing that ends frees enough: no estimate here or behind.
-                kept.append((job.jobid, rr, None))
+                planner.drop(jobid)
                 self.annotations.update(
                     job, t_estimate=None, reason_pending=REASON_NO_ESTIMATE
                 )
                 break
-            start, R = found
-            end = planner.window_end(start, rr.duration)
-            planner.reserve(job.jobid, start, end, R)
-            kept.append((job.jobid, rr, start))
+            if not keep:
+                end = planner.window_end(start, rr.duration)
+                planner.reserve(jobid, start, end, found[1])
+            reason = REASON_RESOURCES if len(kept) == 1 else REASON_PRIORITY
             self.annotations.update(job, t_estimate=start, reason_pending=reason)
             floor, include_floor = start, True
-            yield
-        for jobid, _, _ in entries[reused:]:
-            planner.drop(jobid, lighten=False)  # left the queue since
+            if not keep:
+                yield
+        for jobid in list(planner.reservations):
+            if jobid not in estimated:
+                planner.drop(jobid, lighten=False)  # behind every estimate
         self._clear_estimates(estimated)
-        # Reservations kept through a lightening may sit on other ranks
-        # than a fresh forecast would pick, and the jobs behind them with
-        # them; otherwise the forecast is the one a fresh pass makes.
-        as_fresh = not reused or (last[4] and lightened == set())
+        # Reservations kept through a change may sit on other ranks than a
+        # fresh forecast would pick, and the jobs behind them with them;
+        # kept ones that were placed fresh, with new jobs only behind them,
+        # do not.
+        as_fresh = not reused or (
+            last[4]
+            and not mixed
+            and heavy == last[2]
+            and planner.lightened_since(since) == set()
+        )
         if self.check_reuse and reused:
             self._check_forecast(kept, compare_fresh=as_fresh)
         self._last_ranked = (
@@ -322,40 +305,64 @@ class FifoScheduler(PlanningScheduler):
             as_fresh,
         )
 
-    def _earlier(self, job, start, floor, include_floor, lightened):
-        """An earlier start than *start* for a job whose kept reservation
-        was placed before the plan got lighter on *lightened* ranks (None:
-        on ranks too long ago to say), or None.
+    def _recheck(self, jobid, rr, entry, floor, include_floor, since):
+        """Does the kept reservation of a job placed by the last forecast
+        (*entry*) still give its earliest start from *floor*?
 
-        Returns ``(t, R)`` as :meth:`Planner.earliest` does.  Jobs behind
-        it are still held in the pass, so they are left out, as they were
-        when it was placed.
+        Returns ``(True, None)`` to keep it, ``(False, (t, R))`` for an
+        earlier start found, ``(False, None)`` to place the job afresh.
+        The plan may have got heavier since it was placed (jobs started,
+        reservations placed ahead of it) and lighter (jobs ended or left,
+        reservations moved): if it is still free of conflicts, an earlier
+        start can only come from ranks that got lighter, or from times
+        below its old floor.
         """
         planner = self.planner
+        _, _, start, old_floor, old_include = entry
+        lightened = planner.lightened_since(since)
+        lowered = floor < old_floor or (
+            floor == old_floor and include_floor and not old_include
+        )
+        if start is None:
+            return (not lowered and lightened == set()), None
+        if start < floor or (start == floor and not include_floor):
+            return False, None
+        held = planner.reservations.get(jobid)
+        if held is None or held.start != start or not planner.still_valid(held):
+            return False, None  # dropped (its priority rose), or in conflict
+        if not include_floor and not planner.running_end_at(start):
+            # The head's floor is left out (it could not start now): if
+            # nothing ends at its start any more, a fresh search finds a
+            # later time or none, not an earlier one.
+            return False, None
         within = None
-        if lightened is not None:
-            # A start the job did not have before uses a rank that got
-            # lighter: read only the times one of them could host it.
-            within = planner.starts(
-                job.jobid,
-                job.resource_request,
-                floor=floor,
-                limit=start,
-                exclude_held=True,
-                ranks=lightened,
-                needed=1,
-            )
-            if within is not None and not within:
-                return None
-        return planner.earliest(
-            job.jobid,
-            job.resource_request,
+        if not lowered:
+            if lightened == set():
+                return True, None
+            if lightened is not None:
+                # A start the job did not have before uses a rank that got
+                # lighter: read only the times one of them could host it.
+                within = planner.starts(
+                    jobid,
+                    rr,
+                    floor=floor,
+                    limit=start,
+                    exclude_held=True,
+                    ranks=lightened,
+                    needed=1,
+                )
+                if within is not None and not within:
+                    return True, None
+        found = planner.earliest(
+            jobid,
+            rr,
             floor=floor,
             include_floor=include_floor,
             limit=start,
             exclude_held=True,
             within=within,
         )
+        return found is None, found
 
     def _check_forecast(self, kept: list, compare_fresh: bool) -> None:
         """Fail unless every kept estimate is the job's earliest start given
@@ -365,7 +372,7 @@ class FifoScheduler(PlanningScheduler):
         planner = self.planner
         planner.begin_pass(planner.now)
         floor, include_floor = planner.now, False
-        for jobid, rr, start in kept:
+        for jobid, rr, start, _, _ in kept:
             planner.settle(jobid)
             found = planner.earliest(
                 jobid, rr, floor=floor, include_floor=include_floor, exclude_held=True
