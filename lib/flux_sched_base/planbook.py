@@ -400,12 +400,6 @@ class PlanBook:
         """Ids of running jobs whose planned end is at or before *t*."""
         return {jobid for _, jobid in self._running_ends.irange(maximum=(t, INF))}
 
-    def running_end_at(self, t: float) -> bool:
-        """True if some running job's planned end is *t*."""
-        ends = self._running_ends
-        i = ends.bisect_left((t, -INF))
-        return i < len(ends) and ends[i][0] == t
-
     # -- reservations ---------------------------------------------------------------
 
     def reserve(self, jobid: int, start: float, end: float, R) -> Item:

@@ -211,12 +211,17 @@ class FifoScheduler(PlanningScheduler):
         context = (planner.pool.expiration, planner.ranks_version(()))
         heavy = planner.heavy_epoch
         entries: dict = {}
+        # An overdue job holds resources the plan has free: the head may
+        # fit now in the plan without starting, and a search from just
+        # after now could then end on a time only a held job's end makes.
         if (
             last is not None
             and last[0] == context
             and not planner.running_ended_by(now)
         ):
             alive = [e for e in last[1] if e[0] in self._pending]
+            # A job that fell behind another one (its priority dropped)
+            # leaves the other room that no lightening records.
             order = [queue_order(self._pending[e[0]]) for e in alive]
             if order == sorted(order):
                 entries = {e[0]: e for e in alive}
@@ -315,7 +320,11 @@ class FifoScheduler(PlanningScheduler):
         reservations placed ahead of it) and lighter (jobs ended or left,
         reservations moved): if it is still free of conflicts, an earlier
         start can only come from ranks that got lighter, or from times
-        below its old floor.
+        below its old floor.  Its start need not be a time something ends
+        any more: if it fits there, it fits at the last such time before
+        (what runs in between runs at its start too), which the search
+        finds; for the head, with nothing overdue, there is one, or it
+        would have started now.
         """
         planner = self.planner
         _, _, start, old_floor, old_include = entry
@@ -330,11 +339,6 @@ class FifoScheduler(PlanningScheduler):
         held = planner.reservations.get(jobid)
         if held is None or held.start != start or not planner.still_valid(held):
             return False, None  # dropped (its priority rose), or in conflict
-        if not include_floor and not planner.running_end_at(start):
-            # The head's floor is left out (it could not start now): if
-            # nothing ends at its start any more, a fresh search finds a
-            # later time or none, not an earlier one.
-            return False, None
         within = None
         if not lowered:
             if lightened == set():

@@ -250,3 +250,38 @@ def test_a_forecast_planned_on_ranks_is_kept_through_early_ends_it_cannot_use(
     b.run()
     assert [b.jobs.job(j).t_run for j in (head, second)] == [t0 + 100] * 2
     b.observer.assert_clean()
+
+
+def test_a_job_that_falls_behind_a_kept_one_leaves_it_room():
+    # With the tests' checks on, a kept estimate that is not the job's
+    # earliest start fails the module.
+    b = start_broker("fifo")
+    t0 = b.clock.epoch
+    for _ in range(4):
+        b.jobs.submit(_slot(3, 100), runtime=100)  # one core left per node
+    b.run_until_quiet()
+    first = b.jobs.submit(_slot(2, 50), runtime=50)
+    second = b.jobs.submit(_slot(2, 50), runtime=50)
+    three_nodes = b.jobs.submit(
+        make_jobspec(nodes=3, slots=3, cores=4, duration=50), runtime=50
+    )
+    b.run_until_quiet()
+    # At 100 s the two small jobs take two cores on two nodes: three whole
+    # nodes are free only once they end.
+    assert last_estimates(b) == {
+        first: t0 + 100,
+        second: t0 + 100,
+        three_nodes: t0 + 150,
+    }
+    # The second falls behind: the three nodes are free at 100 s next to
+    # the first job alone, and the second fits on the first one's node.
+    b.jobs.prioritize({second: 10})
+    b.run_until_quiet()
+    assert last_estimates(b) == {
+        first: t0 + 100,
+        three_nodes: t0 + 100,
+        second: t0 + 100,
+    }
+    b.run()
+    assert [b.jobs.job(j).t_run for j in (first, three_nodes, second)] == [t0 + 100] * 3
+    b.observer.assert_clean()
