@@ -287,10 +287,24 @@ class Profile:
         if minus is None or not (minus._deltas or any(minus.base)):
             return table
         times, *columns = table
+        if len(minus._deltas) > self.SEGMENTS_AT_MOST:
+            # Every breakpoint of *minus* is one here: read its deltas at ours.
+            zero = (0, 0, 0, 0)
+            theirs = list(map(minus._deltas.get, times[1:], repeat(zero)))
+            columns = [
+                list(
+                    map(
+                        operator.sub,
+                        column,
+                        accumulate(map(operator.itemgetter(k), theirs), initial=b),
+                    )
+                )
+                for k, (column, b) in enumerate(zip(columns, minus.base, strict=True))
+            ]
+            return (times, *columns)
+        # A few breakpoints (a pass's first held reservations): subtract the
+        # usage segment by segment, where it is not zero.
         columns = [list(column) for column in columns]
-        n = len(times)
-        # Every breakpoint of *minus* is one here, and it has few: subtract
-        # its usage segment by segment, where it is not zero.
         left = list(minus.base)
         a = 0
         for t, delta in minus._deltas.items():
@@ -298,7 +312,7 @@ class Profile:
             _subtract(columns, left, a, b)
             left = [x + y for x, y in zip(left, delta[:4], strict=True)]
             a = b
-        _subtract(columns, left, a, n)
+        _subtract(columns, left, a, len(times))
         return (times, *columns)
 
     def candidates(
@@ -400,6 +414,11 @@ class Profile:
             good = stop
             yield t
             i += 1
+
+    #: :meth:`candidates` leaves out a *minus* profile of at most this many
+    #: breakpoints segment by segment; beyond, by reading its deltas at
+    #: every breakpoint here.
+    SEGMENTS_AT_MOST = 32
 
     #: :meth:`fits_from` reads the usage at each rise in the window while
     #: there are at most this many; beyond, a table of prefix maxima.

@@ -218,6 +218,11 @@ def test_candidates_equal_a_full_check_of_every_window(
         )
 
     assert candidates() == expected
+    # Both ways of leaving *minus* out: segment by segment, and its deltas
+    # read at every breakpoint.
+    p.SEGMENTS_AT_MOST = -1
+    assert candidates() == expected
+    del p.SEGMENTS_AT_MOST
     # Restricted to some stretches of start times: the same candidates,
     # those outside dropped (the steps between stretches are skipped).
     bounds = sorted(data.draw(st.lists(_times, max_size=6)))
