@@ -561,6 +561,10 @@ class Planner(PlanBook):
             # (Scanning the window would cost a step per running job.)
             return True
         own = self.reservations.get(jobid)
+        if own is None and not exclude_held:
+            # Every reservation respected: the same question, read at the
+            # times usage rises.
+            return self.profile.fits_from(self.now, duration, need, self.horizon())
         found = self.profile.candidates(
             self.now,
             duration,

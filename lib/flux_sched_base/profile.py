@@ -84,6 +84,9 @@ class Profile:
         self.version = 0
         self._prefix_cache = None
         self._table_cache = None
+        # (t, dcores, dgpus, dfull, dbusy) of every bump since the cached
+        # table was built, while there are few (see _usage_at); else None.
+        self._since_table: list | None = None
 
     def __len__(self) -> int:
         """Number of breakpoints (the profile size reported in statistics)."""
@@ -91,8 +94,19 @@ class Profile:
 
     # -- changes ---------------------------------------------------------------
 
+    def _note_bump(self, t: float, vec, sign: int) -> None:
+        since = self._since_table
+        if since is not None:
+            if len(since) >= self.BUMPS_KEPT:
+                self._since_table = None
+            else:
+                since.append(
+                    (t, sign * vec[0], sign * vec[1], sign * vec[2], sign * vec[3])
+                )
+
     def _bump(self, t: float, vec, sign: int) -> None:
         """Add ``sign * vec`` at time *t* (-inf: the base) as one reference."""
+        self._note_bump(t, vec, sign)
         if t == -INF:
             base = self.base
             for i, v in enumerate(vec):
@@ -107,6 +121,7 @@ class Profile:
 
     def _unbump(self, t: float, vec, sign: int) -> None:
         """Undo a :meth:`_bump` with the same arguments."""
+        self._note_bump(t, vec, -sign)
         if t == -INF:
             base = self.base
             for i, v in enumerate(vec):
@@ -279,7 +294,37 @@ class Profile:
             ),
         )
         self._table_cache = (self.version, table)
+        self._since_table = []
         return table
+
+    #: Bumps :meth:`_usage_at` adds to a stale table; beyond, it builds a
+    #: new one.
+    BUMPS_KEPT = 48
+
+    def _usage_at(self, points: list[float]) -> list[tuple] | None:
+        """The usage in force at each of *points*, or None (then read the
+        table).
+
+        A change bumps a few times; rebuilding the table after each costs
+        a step per breakpoint (every running job), where a few reads of the
+        last table plus the bumps since cost a few steps: easy's backfill
+        changes the profile with every start and then asks about one or
+        two times.
+        """
+        cache = self._table_cache
+        since = self._since_table
+        if cache is None or since is None or cache[0] == self.version:
+            return None
+        times, *columns = cache[1]
+        out = []
+        for t in points:
+            k = bisect.bisect_right(times, t) - 1
+            c, g, n, b = (column[k] for column in columns)
+            for u, dc, dg, dn, db in since:
+                if u <= t:
+                    c, g, n, b = c + dc, g + dg, n + dn, b + db
+            out.append((c, g, n, b))
+        return out
 
     def _usage(self, minus: Profile | None) -> tuple[list, ...]:
         """:meth:`_table` with *minus* left out (see :meth:`_steps`)."""
@@ -440,6 +485,13 @@ class Profile:
         cap = self.capacity
         rises = self._starts.bisect_left(tend) - self._starts.bisect_right(floor)
         if rises <= self.POINTS_AT_MOST:
+            points = [
+                floor,
+                *self._starts.irange(floor, tend, inclusive=(False, False)),
+            ]
+            usage = self._usage_at(points)
+            if usage is not None:
+                return all(u[i] + need[i] <= cap[i] for u in usage for i in range(4))
             times, *columns = self._table()
             steps = [bisect.bisect_right(times, floor) - 1]
             steps += [

@@ -165,6 +165,44 @@ def _candidates_by_steps(p, floor, duration, need, include_floor, limit, minus, 
 _times = st.sampled_from([0.0, 5.0, 10.0, 15.0, 20.0, 30.0, 45.0])
 
 
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.tuples(st.booleans(), _items), max_size=24),
+    st.sampled_from([48, 3]),
+    st.data(),
+)
+def test_fits_from_after_changes_reads_the_last_table_and_the_changes_since(
+    operations, kept, data
+):
+    # After a change, fits_from reads the usage at a few times from the
+    # last table plus the changes since (while there are at most *kept*);
+    # each answer must equal a full check of the window read from _steps.
+    p = Profile(CAP)
+    p.BUMPS_KEPT = kept
+    held: list = []
+    for remove, (start, end, ranks) in operations:
+        p._table()  # as a query would have
+        if start is not None and end <= start:
+            continue
+        full = len(ranks) if end == INF or start is None else 0
+        item = (start, end, (len(ranks) * 2 + 4 * bool(full), 0, full, len(ranks)))
+        item = (*item, sorted(ranks))
+        if remove and item in held:
+            held.remove(item)
+            p.remove(*item)
+        elif not remove:
+            held.append(item)
+            p.add(*item)
+        floor = data.draw(_times)
+        duration = data.draw(st.sampled_from([0.0, 5.0, 10.0, 25.0]))
+        cores, nodes, busy = data.draw(
+            st.tuples(st.integers(0, 8), st.integers(0, 2), st.integers(0, 3))
+        )
+        request = (cores, 0, nodes, busy)
+        alone = _candidates_by_steps(p, floor, duration, request, True, INF, None, None)
+        assert p.fits_from(floor, duration, request) == (floor in alone)
+
+
 @settings(max_examples=300, deadline=None)
 @given(
     st.lists(_items, min_size=1, max_size=12),
