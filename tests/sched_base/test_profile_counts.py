@@ -114,6 +114,16 @@ _ends = st.sampled_from([15.0, 30.0, 30.0, INF])
 _items = st.tuples(_starts, _ends, st.sets(st.integers(0, 3), min_size=1, max_size=2))
 
 
+def _add_or_remove(p: Profile, held: list, remove: bool, item: tuple) -> None:
+    """Remove *item* from *p* if asked and *held* has it; add it if not asked."""
+    if remove and item in held:
+        held.remove(item)
+        p.remove(*item)
+    elif not remove:
+        held.append(item)
+        p.add(*item)
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.tuples(st.booleans(), _items), max_size=30))
 def test_any_adds_and_removes_equal_the_remaining_items_added_afresh(operations):
@@ -125,12 +135,7 @@ def test_any_adds_and_removes_equal_the_remaining_items_added_afresh(operations)
         if start is not None and end <= start:
             continue
         item = (start, end, (len(ranks), 0, 0, len(ranks)), sorted(ranks))
-        if remove and item in held:
-            held.remove(item)
-            p.remove(*item)
-        elif not remove:
-            held.append(item)
-            p.add(*item)
+        _add_or_remove(p, held, remove, item)
         fresh = Profile(CAP)
         for other in held:
             fresh.add(*other)
@@ -186,13 +191,7 @@ def test_fits_from_after_changes_reads_the_last_table_and_the_changes_since(
             continue
         full = len(ranks) if end == INF or start is None else 0
         item = (start, end, (len(ranks) * 2 + 4 * bool(full), 0, full, len(ranks)))
-        item = (*item, sorted(ranks))
-        if remove and item in held:
-            held.remove(item)
-            p.remove(*item)
-        elif not remove:
-            held.append(item)
-            p.add(*item)
+        _add_or_remove(p, held, remove, (*item, sorted(ranks)))
         floor = data.draw(_times)
         duration = data.draw(st.sampled_from([0.0, 5.0, 10.0, 25.0]))
         cores, nodes, busy = data.draw(
