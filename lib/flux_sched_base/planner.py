@@ -561,17 +561,20 @@ class Planner(PlanBook):
             # (Scanning the window would cost a step per running job.)
             return True
         own = self.reservations.get(jobid)
-        if own is None and not exclude_held:
-            # Every reservation respected: the same question, read at the
-            # times usage rises.
-            return self.profile.fits_from(self.now, duration, need, self.horizon())
+        own_spec = (own.start, own.end, own.vec) if own else None
+        if not exclude_held:
+            # Every other reservation respected: the same question, read at
+            # the times usage rises.
+            return self.profile.fits_from(
+                self.now, duration, need, self.horizon(), own=own_spec
+            )
         found = self.profile.candidates(
             self.now,
             duration,
             need,
             limit=math.nextafter(self.now, INF),
-            minus=self.held_profile() if exclude_held else None,
-            own=(own.start, own.end, own.vec) if own else None,
+            minus=self.held_profile(),
+            own=own_spec,
             horizon=self.horizon(),
         )
         return next(found, None) is not None

@@ -470,7 +470,12 @@ class Profile:
     POINTS_AT_MOST = 16
 
     def fits_from(
-        self, floor: float, duration: float, need: Vec, horizon: float = INF
+        self,
+        floor: float,
+        duration: float,
+        need: Vec,
+        horizon: float = INF,
+        own=None,
     ) -> bool:
         """True if the counts allow *need* during ``[floor, floor+duration)``.
 
@@ -479,7 +484,9 @@ class Profile:
         them in the window, those steps alone are read.  Otherwise a
         prefix-maximum table, cached per (*floor*, profile version), makes
         a scan over many jobs at the same *floor* cost a binary search per
-        job.
+        job.  *own* (``(start, end, vec)`` of one reservation in this
+        profile) is left out as in :meth:`candidates`: room while it lasts,
+        so its end is a time to read too.
         """
         tend = _window_end(floor, duration, horizon)
         cap = self.capacity
@@ -489,20 +496,32 @@ class Profile:
                 floor,
                 *self._starts.irange(floor, tend, inclusive=(False, False)),
             ]
+            if own is not None and floor < own[1] < tend:
+                points.append(own[1])
             usage = self._usage_at(points)
-            if usage is not None:
-                return all(u[i] + need[i] <= cap[i] for u in usage for i in range(4))
-            times, *columns = self._table()
-            steps = [bisect.bisect_right(times, floor) - 1]
-            steps += [
-                bisect.bisect_right(times, t) - 1
-                for t in self._starts.irange(floor, tend, inclusive=(False, False))
-            ]
-            return all(
-                column[k] + need[i] <= cap[i]
-                for i, column in enumerate(columns)
-                for k in steps
+            if usage is None:
+                times, *columns = self._table()
+                usage = []
+                for t in points:
+                    k = bisect.bisect_right(times, t) - 1
+                    usage.append(tuple(column[k] for column in columns))
+            if own is not None:
+                start, end, vec = own
+                usage = [
+                    tuple(u[i] - vec[i] for i in range(4)) if start <= t < end else u
+                    for t, u in zip(points, usage, strict=True)
+                ]
+            return all(u[i] + need[i] <= cap[i] for u in usage for i in range(4))
+        if own is not None:
+            found = self.candidates(
+                floor,
+                duration,
+                need,
+                limit=math.nextafter(floor, INF),
+                own=own,
+                horizon=horizon,
             )
+            return next(found, None) is not None
         cache = self._prefix_cache
         if cache is None or cache[0] != self.version or cache[1] != floor:
             times, *columns = self._table()

@@ -265,9 +265,27 @@ def test_candidates_equal_a_full_check_of_every_window(
     bounds = sorted(data.draw(st.lists(_times, max_size=6)))
     within = [(u, v) for u, v in zip(bounds[::2], bounds[1::2], strict=False)]
     assert candidates(within=within) == [t for t in expected if contains(within, t)]
-    # The prefix-maximum answer for one window from floor agrees too.
+    # The prefix-maximum answer for one window from floor agrees too, and
+    # with the job's own reservation left out.
     alone = _candidates_by_steps(p, floor, duration, request, True, INF, None, None)
     assert p.fits_from(floor, duration, request) == (floor in alone)
+    mine = _candidates_by_steps(p, floor, duration, request, True, INF, None, own)
+    assert p.fits_from(floor, duration, request, own=own) == (floor in mine)
     # Both ways: the usage at each rise in the window, and prefix maxima.
     p.POINTS_AT_MOST = -1
     assert p.fits_from(floor, duration, request) == (floor in alone)
+    assert p.fits_from(floor, duration, request, own=own) == (floor in mine)
+
+
+def test_fits_from_reads_the_end_of_the_jobs_own_reservation():
+    # The job's own reservation on nodes 0-1 ends at 15 s; another one
+    # keeps those nodes busy until 30 s.  Left out, the own one gives room
+    # only until 15 s: three idle nodes are there at 10 s, not at 15 s.
+    p = Profile(CAP)
+    own = (10.0, 15.0, (4, 0, 0, 2))
+    p.add(*own, ranks=[0, 1])
+    p.add(10.0, 30.0, (2, 0, 0, 2), ranks=[0, 1])
+    need = (0, 0, 0, 3)
+    assert p.fits_from(10.0, 5.0, need, own=own)
+    assert not p.fits_from(10.0, 10.0, need, own=own)
+    assert not p.fits_from(10.0, 5.0, need)
