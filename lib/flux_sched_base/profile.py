@@ -279,23 +279,39 @@ class Profile:
     def _table(self) -> tuple[list, list, list, list, list]:
         """``(times, cores, gpus, full, busy)``: the usage in force from
         each time on, the first entry (time ``-inf``) before every
-        breakpoint; cached until the profile changes."""
+        breakpoint; cached until the profile changes.
+
+        Every breakpoint is among the times; a time whose changes have all
+        been undone may stay (the usage there is the one before it).
+        """
         cache = self._table_cache
         if cache is not None and cache[0] == self.version:
             return cache[1]
-        deltas = self._deltas
-        times = [-INF, *deltas]
-        values = list(map(deltas.__getitem__, times[1:]))
-        table = (
-            times,
-            *(
-                list(accumulate(map(operator.itemgetter(k), values), initial=b))
-                for k, b in enumerate(self.base)
-            ),
-        )
+        since = self._since_table
+        if (
+            cache is not None
+            and since is not None
+            and len(cache[1][0]) <= len(self._deltas) + self.STALE_TIMES
+        ):
+            table = _patched(cache[1], since)
+        else:
+            deltas = self._deltas
+            times = [-INF, *deltas]
+            values = list(map(deltas.__getitem__, times[1:]))
+            table = (
+                times,
+                *(
+                    list(accumulate(map(operator.itemgetter(k), values), initial=b))
+                    for k, b in enumerate(self.base)
+                ),
+            )
         self._table_cache = (self.version, table)
         self._since_table = []
         return table
+
+    #: Times a table patched from the changes since the last one may keep
+    #: with nothing changing there any more; beyond, it is built afresh.
+    STALE_TIMES = 64
 
     #: Bumps :meth:`_usage_at` adds to a stale table; beyond, it builds a
     #: new one.
@@ -537,6 +553,35 @@ class Profile:
         """Upper bound on what is free now (capacity minus running usage)."""
         cap, base = self.capacity, self.base
         return tuple(cap[i] - base[i] for i in range(4))
+
+
+def _patched(table: tuple, bumps: list) -> tuple:
+    """A copy of *table* with *bumps* (``(t, dcores, dgpus, dfull,
+    dbusy)``, t -inf for the usage before every breakpoint) applied.
+
+    A change bumps the usage at its start and back at its end: applied
+    in time order, only the entries between them change, where building
+    the table reads every breakpoint.
+    """
+    times, *columns = (list(x) for x in table)
+    bumps = sorted(bumps, key=operator.itemgetter(0))
+    for t in sorted({b[0] for b in bumps if b[0] != -INF}):
+        k = bisect.bisect_left(times, t)
+        if k == len(times) or times[k] != t:
+            times.insert(k, t)
+            for column in columns:
+                column.insert(k, column[k - 1])
+    at = [0 if b[0] == -INF else bisect.bisect_left(times, b[0]) for b in bumps]
+    at.append(len(times))
+    total = [0, 0, 0, 0]
+    for j, (_, *delta) in enumerate(bumps):
+        total = [x + y for x, y in zip(total, delta, strict=True)]
+        a, b = at[j], at[j + 1]
+        if a < b:
+            for column, value in zip(columns, total, strict=True):
+                if value:
+                    column[a:b] = map(operator.add, column[a:b], repeat(value, b - a))
+    return (times, *columns)
 
 
 def _subtract(columns: list, usage, a: int, b: int) -> None:

@@ -180,13 +180,15 @@ def test_fits_from_after_changes_reads_the_last_table_and_the_changes_since(
     operations, kept, data
 ):
     # After a change, fits_from reads the usage at a few times from the
-    # last table plus the changes since (while there are at most *kept*);
-    # each answer must equal a full check of the window read from _steps.
+    # last table plus the changes since (while there are at most *kept*),
+    # and a new table is the last one patched with them; each answer must
+    # equal a full check of the window read from _steps.
     p = Profile(CAP)
     p.BUMPS_KEPT = kept
     held: list = []
     for remove, (start, end, ranks) in operations:
-        p._table()  # as a query would have
+        if data.draw(st.booleans()):
+            p._table()  # as a query would have
         if start is not None and end <= start:
             continue
         full = len(ranks) if end == INF or start is None else 0
@@ -200,6 +202,12 @@ def test_fits_from_after_changes_reads_the_last_table_and_the_changes_since(
         request = (cores, 0, nodes, busy)
         alone = _candidates_by_steps(p, floor, duration, request, True, INF, None, None)
         assert p.fits_from(floor, duration, request) == (floor in alone)
+        # A table patched from the last one (with the changes since) reads
+        # the same candidates as the steps.
+        expected = _candidates_by_steps(
+            p, 0.0, duration, request, True, INF, None, None
+        )
+        assert list(p.candidates(0.0, duration, request)) == expected
 
 
 @settings(max_examples=300, deadline=None)
