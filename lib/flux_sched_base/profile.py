@@ -317,9 +317,8 @@ class Profile:
     #: new one.
     BUMPS_KEPT = 48
 
-    def _usage_at(self, points: list[float]) -> list[tuple] | None:
-        """The usage in force at each of *points*, or None (then read the
-        table).
+    def _usage_at(self, points: list[float]) -> list[tuple]:
+        """The usage in force at each of *points*.
 
         A change bumps a few times; rebuilding the table after each costs
         a step per breakpoint (every running job), where a few reads of the
@@ -329,8 +328,9 @@ class Profile:
         """
         cache = self._table_cache
         since = self._since_table
-        if cache is None or since is None or cache[0] == self.version:
-            return None
+        if cache is None or since is None:
+            self._table()  # too many bumps to add up (or none kept)
+            cache, since = self._table_cache, ()
         times, *columns = cache[1]
         out = []
         for t in points:
@@ -366,14 +366,14 @@ class Profile:
         # A few breakpoints (a pass's first held reservations): subtract the
         # usage segment by segment, where it is not zero.
         columns = [list(column) for column in columns]
-        left = list(minus.base)
+        left = [-x for x in minus.base]
         a = 0
         for t, delta in minus._deltas.items():
             b = bisect.bisect_left(times, t, a)
-            _subtract(columns, left, a, b)
-            left = [x + y for x, y in zip(left, delta[:4], strict=True)]
+            _add(columns, left, a, b)
+            left = [x - y for x, y in zip(left, delta[:4], strict=True)]
             a = b
-        _subtract(columns, left, a, len(times))
+        _add(columns, left, a, len(times))
         return (times, *columns)
 
     def candidates(
@@ -515,12 +515,6 @@ class Profile:
             if own is not None and floor < own[1] < tend:
                 points.append(own[1])
             usage = self._usage_at(points)
-            if usage is None:
-                times, *columns = self._table()
-                usage = []
-                for t in points:
-                    k = bisect.bisect_right(times, t) - 1
-                    usage.append(tuple(column[k] for column in columns))
             if own is not None:
                 start, end, vec = own
                 usage = [
@@ -576,21 +570,17 @@ def _patched(table: tuple, bumps: list) -> tuple:
     total = [0, 0, 0, 0]
     for j, (_, *delta) in enumerate(bumps):
         total = [x + y for x, y in zip(total, delta, strict=True)]
-        a, b = at[j], at[j + 1]
-        if a < b:
-            for column, value in zip(columns, total, strict=True):
-                if value:
-                    column[a:b] = map(operator.add, column[a:b], repeat(value, b - a))
+        _add(columns, total, at[j], at[j + 1])
     return (times, *columns)
 
 
-def _subtract(columns: list, usage, a: int, b: int) -> None:
-    """Take *usage* (a vector) from entries *a* to *b* of the columns."""
+def _add(columns: list, vec, a: int, b: int) -> None:
+    """Add *vec* (one value per column) to entries *a* to *b* - 1."""
     if a >= b:
         return
-    for column, value in zip(columns, usage, strict=True):
+    for column, value in zip(columns, vec, strict=True):
         if value:
-            column[a:b] = map(operator.sub, column[a:b], repeat(value, b - a))
+            column[a:b] = map(operator.add, column[a:b], repeat(value, b - a))
 
 
 def _window_end(t: float, duration: float, horizon: float) -> float:

@@ -371,7 +371,8 @@ class FifoScheduler(PlanningScheduler):
     def _check_forecast(self, kept: list, compare_fresh: bool) -> None:
         """Fail unless every kept estimate is the job's earliest start given
         the jobs ahead of it as they are placed (tests: ``check_reuse``);
-        with *compare_fresh* (nothing got lighter), also unless a forecast
+        with *compare_fresh* (the forecast is the one a fresh pass makes:
+        nothing but arrivals behind it since), also unless a forecast
         placed afresh finds the same starts."""
         planner = self.planner
         planner.begin_pass(planner.now)
