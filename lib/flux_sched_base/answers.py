@@ -14,11 +14,17 @@ the job id (:meth:`KnownIds.remember`) and answers with it.  The messages
 sent, the KVS commit before SUCCESS and the error handling are
 flux-python's; a request it was not told about is answered by
 flux-python's own code.
+
+R is committed in batches: the jobs started within one reactor iteration
+(one pass step) share one KVS transaction, committed just before the
+reactor next waits for events, and each gets its SUCCESS once that commit
+is done.  A commit is a round trip to the broker that costs the module
+about as much CPU as the rest of a job's handling, and the broker one
+more KVS root update.
 """
 
 from __future__ import annotations
 
-from flux.job import JobID
 from flux.kvs import KVSTxn
 from flux.kvs import commit_async as kvs_commit_async
 from flux.scheduler import AllocRequest, Scheduler
@@ -30,6 +36,14 @@ SUCCESS, ANNOTATE, DENY, CANCEL = 0, 1, 2, 3
 #: in without decoding the message again; with any other layout the
 #: request is made by flux-python's own constructor.
 _REQUEST_SLOTS = ("_scheduler", "_msg", "jobid", "_annotated_sched_keys", "_finalized")
+
+
+def r_key(jobid: int) -> str:
+    """The KVS key of a job's R, ``job.<id>.R`` with the id in RFC 19's
+    dothex form (16 hex digits in four dot-separated groups), as
+    ``flux.job.JobID(jobid).kvs`` gives it without a call into libflux."""
+    digits = f"{jobid:016x}"
+    return f"job.{digits[:4]}.{digits[4:8]}.{digits[8:12]}.{digits[12:]}.R"
 
 
 def _request(scheduler, msg, jobid: int) -> AllocRequest:
@@ -53,6 +67,10 @@ class KnownIds(Scheduler):
         super().__init__(h, *args)
         # id(request message) -> job id, while the request is open
         self._known_ids: dict[int, int] = {}
+        # (msg, jobid, R, annotations) of started jobs whose R awaits commit
+        self._to_commit: list[tuple] = []
+        self._commit_watcher = h.prepare_watcher_create(self._commit_batch)
+        self.r_commits = 0  # KVS commits of R sent
 
     def _handle_alloc(self, msg):
         # flux-python's sched.alloc handler (registered under this name by
@@ -76,28 +94,46 @@ class KnownIds(Scheduler):
             self._known_ids[id(msg)] = jobid
 
     def alloc_success(self, msg, R, annotations=None):
-        """Commit R to the KVS, then answer SUCCESS (as flux-python does)."""
+        """Commit R to the KVS, then answer SUCCESS (as flux-python does),
+        with the R of every job started before the reactor next waits in
+        the same commit."""
         jobid = self._known_ids.pop(id(msg), None)
         if jobid is None:
             super().alloc_success(msg, R, annotations)
             return
-        txn = KVSTxn(self.handle)
-        txn.put(f"{JobID(jobid).kvs}.R", R)
-        future = kvs_commit_async(self.handle, _kvstxn=txn)
-        future.then(self._committed, (msg, jobid, R, annotations))
+        if not self._to_commit:
+            self._commit_watcher.start()
+        self._to_commit.append((msg, jobid, R, annotations))
 
-    def _committed(self, future, args):
-        msg, jobid, R, annotations = args
+    def _commit_batch(self, *_):
+        # Prepare watcher: the reactor is about to wait for events.
+        self._commit_watcher.stop()
+        batch, self._to_commit = self._to_commit, []
+        if not batch:
+            return
+        try:
+            txn = KVSTxn(self.handle)
+            for _, jobid, R, _ in batch:
+                txn.put(r_key(jobid), R)
+            future = kvs_commit_async(self.handle, _kvstxn=txn)
+            future.then(self._committed, batch)
+            self.r_commits += 1
+        except Exception as exc:  # as a failed commit: the jobs cannot start
+            self.log.error(f"alloc: KVS commit of R failed: {exc}")
+            self.stop_error()
+
+    def _committed(self, future, batch):
         try:
             future.get()
         except OSError as exc:
             self.log.error(f"alloc: KVS commit failed: {exc}")
             self.stop_error()
             return
-        resp = {"id": jobid, "type": SUCCESS, "R": R}
-        if annotations is not None:
-            resp["annotations"] = annotations
-        self.handle.respond(msg, resp)
+        for msg, jobid, R, notes in batch:
+            resp = {"id": jobid, "type": SUCCESS, "R": R}
+            if notes is not None:
+                resp["annotations"] = notes
+            self.handle.respond(msg, resp)
 
     def alloc_deny(self, msg, note=None):
         """Answer DENY, with *note* if given."""

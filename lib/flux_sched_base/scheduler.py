@@ -99,12 +99,12 @@ class PlanningScheduler(KnownIds):
 
     #: Jobs a pass may start between two returns to the reactor: a yield
     #: that follows a start is passed on only after this many starts.  With
-    #: 1 (the default) the pass returns after every start, and every message
-    #: that arrives meanwhile ends it and starts a new one; a larger value
-    #: saves those restarts (8 cut the module's CPU by about a tenth in
-    #: flux-schedbench runs) but lets a pass send later jobs' annotations
-    #: before the SUCCESS of a job it started (sent once R is committed).
-    STARTS_PER_YIELD = 1
+    #: 1 the pass returns after every start, every message that arrives
+    #: meanwhile ends it and starts a new one, and each job's R has a KVS
+    #: commit of its own; with more, the jobs started in one step share one
+    #: commit (:mod:`flux_sched_base.answers`).  A step's annotations then
+    #: reach the job-manager before its SUCCESS responses.
+    STARTS_PER_YIELD = 8
 
     def __init__(self, h, *args):
         super().__init__(h, *args)
@@ -561,8 +561,9 @@ class PlanningScheduler(KnownIds):
         ``recent_pass_times`` (the last 32 of them, oldest first),
         ``passes_completed``, ``passes_aborted``, ``jobs_started``,
         ``jobs_backfilled`` (started ahead of a higher-priority waiting
-        job), ``jobs_denied``, ``annotations_sent``, and the values of this
-        scheduler's own module arguments.
+        job), ``jobs_denied``, ``annotations_sent``, ``r_commits`` (KVS
+        commits of started jobs' R, one per pass step that starts any), and
+        the values of this scheduler's own module arguments.
         """
         stats = super().stats_get()
         if self.planner is not None:
@@ -580,6 +581,7 @@ class PlanningScheduler(KnownIds):
                 "jobs_backfilled": self._jobs_backfilled,
                 "jobs_denied": self._jobs_denied,
                 "annotations_sent": self.annotations.updates,
+                "r_commits": self.r_commits,
             }
         )
         for opt in argsmod.collect(type(self).__mro__):

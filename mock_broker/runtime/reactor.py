@@ -10,7 +10,11 @@ first, ties in arming order), queued messages (arrival order), future
 continuations, idle watchers with callbacks, check watchers.  The order is
 libev's (prepare, poll, timers, I/O, idle, check) flattened to one queue per
 kind, and every tie is broken by a sequence number, so a run is
-reproducible to the byte.
+reproducible to the byte.  As in libev, prepare watchers run once before
+the loop would block: after an iteration that ran any other callback (or
+had an idle watcher), an active prepare watcher keeps the reactor busy,
+the clock does not move until it has run, and it does not run again on
+waking up.
 """
 
 from __future__ import annotations
@@ -52,6 +56,9 @@ class Reactor:
         self.exception: BaseException | None = None
         #: Number of callbacks dispatched and of iterations run.
         self.dispatched = 0
+        # True while the prepare watchers have run since the last other
+        # callback: the loop may block (the clock may move) without them.
+        self._prepared = False
         self.iterations = 0
         self.on_message: Callable[[Any], None] | None = None
 
@@ -115,6 +122,8 @@ class Reactor:
         """True if an iteration would do work without the clock moving."""
         if self._idle or self._inbox or self._calls:
             return True
+        if self._prepare and not self._prepared:
+            return True
         when = self.next_timer_time()
         return when is not None and when <= self.clock.now
 
@@ -125,9 +134,12 @@ class Reactor:
         if self.stop_reason is not None:
             return False
         self.iterations += 1
-        for watcher in list(self._prepare.values()):
-            if not self._invoke(watcher._fire):
-                return False
+        if not self._prepared:
+            for watcher in list(self._prepare.values()):
+                if not self._invoke(watcher._fire):
+                    return False
+            self._prepared = True
+        dispatched = self.dispatched
         now = self.clock.now
         while True:
             self._drop_stale_timers()
@@ -149,6 +161,8 @@ class Reactor:
         for watcher in list(self._check.values()):
             if not self._invoke(watcher._fire):
                 return False
+        if self.dispatched != dispatched or self._idle:
+            self._prepared = False  # the loop goes round again before blocking
         return self.stop_reason is None
 
     def _invoke(self, fn: Callable[[], None]) -> bool:

@@ -147,6 +147,18 @@ def test_active_idle_watcher_holds_the_clock(make_broker):
     assert report["timer"] == 1.0  # then the clock jumps to the timer
 
 
+def test_prepare_watchers_run_before_the_clock_moves(make_broker):
+    # libev runs prepare watchers just before the loop blocks: one started
+    # by a callback runs at that callback's time, not at the next event's,
+    # and one always active runs once per wait, not again on waking up.
+    b = make_broker()
+    b.load(sched("watcher_probe.py:PrepareProbe"))
+    b.run()  # returns: an active prepare watcher does not hold the clock
+    report = b.rpc("watcher_probe.report")
+    assert report["flushed"] == [5.0, 12.0]
+    assert report["always"] == [0.0, 5.0, 12.0]
+
+
 def test_generator_schedule_takes_one_reactor_iteration_per_yield(make_broker):
     b = make_broker(Machine.uniform(4, 4))
     b.load(sched("seed_generator.py"))

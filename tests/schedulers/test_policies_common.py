@@ -109,7 +109,7 @@ def test_stats_report_planner_figures(policy):
     assert stats["profile_size"] > 0
     assert stats["passes_completed"] >= 1
     assert 0.0 < stats["last_pass_time"] < 1.0
-    assert stats["sched_yields"] > 0  # generator passes
+    assert stats["sched_passes"] >= 1  # generator passes, run by flux-python
 
 
 def test_infeasible_job_is_denied(policy):

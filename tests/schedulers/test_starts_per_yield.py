@@ -1,6 +1,10 @@
-"""STARTS_PER_YIELD: how many jobs a pass starts per return to the reactor."""
+"""STARTS_PER_YIELD: how many jobs a pass starts per return to the reactor,
+and the KVS commits of R that the jobs started in one step share."""
 
 from __future__ import annotations
+
+import errno
+import json
 
 import pytest
 from conftest import module_path
@@ -9,6 +13,7 @@ from conformance.referee import Referee
 from mock_broker.jobspec import make_jobspec
 from mock_broker.machine import Machine
 from mock_broker.runtime.broker import MockBroker
+from mock_broker.services.kvs import KVSError
 
 BATCHED = """
 import importlib.util
@@ -27,6 +32,10 @@ def mod_main(h, *args):
 """
 
 
+def _messages(b, topic):
+    return [e for e in b.transcript.entries() if e.kind == "msg" and e.topic == topic]
+
+
 @pytest.mark.parametrize("per_yield, yields", [(1, 8), (4, 2), (8, 1)])
 def test_starts_share_returns_to_the_reactor(tmp_path, per_yield, yields):
     module = tmp_path / f"batched{per_yield}.py"
@@ -41,3 +50,53 @@ def test_starts_share_returns_to_the_reactor(tmp_path, per_yield, yields):
     assert b.stats()["sched_yields"] == yields
     b.run()
     b.observer.assert_clean()
+
+
+@pytest.mark.parametrize("per_yield", [1, 4, 8])
+def test_jobs_started_in_one_step_share_one_commit_of_R(tmp_path, per_yield):
+    module = tmp_path / f"batched{per_yield}.py"
+    module.write_text(BATCHED.format(path=module_path("fifo"), n=per_yield))
+    b = MockBroker(Machine.uniform(8, 1))
+    Referee.attach(b)  # SUCCESS only once R is in the KVS, and that R
+    b.load(str(module), ["queue-depth=unlimited"])
+    jobs = [b.jobs.submit(make_jobspec(duration=60), runtime=30) for _ in range(8)]
+    b.run_until_quiet()
+    commits = _messages(b, "kvs.commit")
+    assert len(commits) == 8 // per_yield == b.stats()["r_commits"]
+    for commit in commits:
+        keys = [op["key"] for op in json.loads(commit.text)["ops"]]
+        assert len(keys) == per_yield and all(k.endswith(".R") for k in keys)
+    # Each SUCCESS follows the commit response that stored its R.
+    done = [e.seq for e in _messages(b, "kvs.commit (response)")]
+    successes = [
+        e
+        for e in _messages(b, "sched.alloc (response)")
+        if json.loads(e.text)["type"] == 0
+    ]
+    assert len(successes) == 8
+    for i, success in enumerate(successes):
+        assert success.seq > done[i // per_yield]
+    assert all(b.jobs.job(j).state == "RUN" for j in jobs)
+    b.run()
+    b.observer.assert_clean()
+
+
+def test_a_failed_commit_of_R_stops_the_module_without_a_success(monkeypatch):
+    b = MockBroker(Machine.uniform(2, 1))
+    b.load(module_path("fifo"))
+
+    def refuse(payload):
+        raise KVSError(errno.ENOSPC, "no space left")
+
+    monkeypatch.setattr(b.kvs, "commit", refuse)
+    b.jobs.submit(make_jobspec(duration=60), runtime=30)
+    b.run_until_quiet()
+    assert _messages(b, "kvs.commit")
+    assert not [
+        e
+        for e in _messages(b, "sched.alloc (response)")
+        if json.loads(e.text)["type"] == 0
+    ]
+    texts = [e.text for e in b.transcript.entries() if e.kind != "msg"]
+    assert any("KVS commit failed" in t for t in texts), texts
+    assert any(t.startswith("module exited") for t in texts), texts

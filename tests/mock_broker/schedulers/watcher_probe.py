@@ -110,3 +110,34 @@ class IdleProbe(BrokerModule):
     @request_handler("report")
     def report(self, msg):
         self.handle.respond(msg, {"idle": self.idle_times, "timer": self.timer_time})
+
+
+class PrepareProbe(BrokerModule):
+    """A prepare watcher started by a timer's callback, which stops itself,
+    and one that stays active from the start."""
+
+    def __init__(self, h, *args):
+        super().__init__(h, *args)
+        self.flushed = []
+        self.always = []
+        self.flush = h.prepare_watcher_create(self.on_flush)
+        self.steady = h.prepare_watcher_create(self.on_steady)
+        self.timers = [
+            h.timer_watcher_create(after, self.on_timer) for after in (5.0, 12.0)
+        ]
+        for w in (self.steady, *self.timers):
+            w.start()
+
+    def on_timer(self, *_):
+        self.flush.start()
+
+    def on_flush(self, *_):
+        self.flushed.append(_vnow())
+        self.flush.stop()
+
+    def on_steady(self, *_):
+        self.always.append(_vnow())
+
+    @request_handler("report")
+    def report(self, msg):
+        self.handle.respond(msg, {"flushed": self.flushed, "always": self.always})
