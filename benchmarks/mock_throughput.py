@@ -15,15 +15,21 @@ framework allows (``tests/mock_broker/schedulers/seed_minimal.py``, on
 flux-python's ``Rv1Pool``), the base of the ratios; the reference
 schedulers are named
 ``fifo``, ``easy``, ``conservative`` or ``conservative:N`` (reservation
-depth N).  Jobs are ``--shape slots`` (one slot of 1-4 cores: the
+depth N); any name ending in ``.py`` is the path of a scheduler module
+file on flux-python's framework, loaded with ``queue-depth=unlimited``
+and shown by its file name (flux-core's own ``sched-fifo.py`` or
+``sched-backfill.py``, or yours).  Jobs are ``--shape slots`` (one slot of 1-4 cores: the
 reservation schedulers plan with the allocator) or ``--shape tasks``
 (1-4 one-core slots: they plan with core counts).  Prints the mean, best
 and worst rate over ``--repeat`` runs and each scheduler's ratio to the
 minimal one; the machine is noisy, so compare within one run.
 
     python benchmarks/mock_throughput.py [--jobs 2000 20000] [--repeat 3]
-        [--schedulers null minimal fifo easy conservative] [--shape slots|tasks]
-        [--nodes 64] [--cores 16] [--load 0.9]
+        [--schedulers null minimal fifo easy conservative PATH.py]
+        [--shape slots|tasks] [--nodes 64] [--cores 16] [--load 0.9]
+
+Exit status: 0 done, 1 a scheduler failed to load or did not finish the
+jobs, 2 a bad argument, 130 interrupted.
 """
 
 from __future__ import annotations
@@ -31,12 +37,14 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import sys
 import time
 
 from conformance.referee import Referee
 from mock_broker.jobspec import make_jobspec
 from mock_broker.machine import Machine
-from mock_broker.runtime.broker import MockBroker
+from mock_broker.runtime.broker import BrokerStalled, MockBroker
+from mock_broker.runtime.module_host import ModuleLoadError
 
 SEED_SCHEDULER = os.path.join(
     os.path.dirname(__file__),
@@ -58,13 +66,27 @@ def target(name: str) -> tuple[str, list[str]]:
         return SEED_SCHEDULER, []
     if name == "null":
         return NULL_SCHEDULER, []
+    if name.endswith(".py"):
+        return name, ["queue-depth=unlimited"]
     policy, _, depth = name.partition(":")
     if policy not in ("fifo", "easy", "conservative"):
-        raise SystemExit(f"unknown scheduler {name!r}")
+        raise ValueError(
+            f"unknown scheduler {name!r} (null, minimal, fifo, easy, "
+            "conservative[:N], or the path of a module file ending in .py)"
+        )
     args = ["queue-depth=unlimited"]
     if depth:
         args.append(f"reservation-depth={depth}")
     return os.path.join(SCHEDULERS, policy, f"schedkit-{policy}.py"), args
+
+
+class BenchmarkFailed(Exception):
+    """A scheduler did not load, or did not carry every job to the end."""
+
+
+def label(name: str) -> str:
+    """How the table names a scheduler: a module path by its file name."""
+    return os.path.basename(name) if name.endswith(".py") else name
 
 
 def runtime(i: int) -> int:
@@ -91,7 +113,10 @@ def run_once(
     """One run; returns its wall time, the broker, and the longest queue."""
     broker = MockBroker(Machine.uniform(nodes, cores), seed=1)
     Referee.attach(broker)
-    broker.load(*target(name))
+    try:
+        broker.load(*target(name))
+    except ModuleLoadError as exc:
+        raise BenchmarkFailed(f"{name}: cannot load: {exc}") from None
     if shape == "tasks":
         jobspecs = [
             make_jobspec(slots=1 + i % 4, cores=1, duration=600) for i in range(8)
@@ -115,12 +140,20 @@ def run_once(
     t0 = time.perf_counter()
     for i in range(njobs):
         broker.at(broker.now + i * interval, lambda i=i: submit(i))
-    broker.run()
+    try:
+        broker.run()
+    except BrokerStalled as exc:
+        raise BenchmarkFailed(f"{name}: {exc}") from None
     wall = time.perf_counter() - t0 - sampling
     done = sum(1 for j in broker.jobs.jobs.values() if j.result == "completed")
     if done != njobs:
-        raise SystemExit(f"only {done} of {njobs} jobs completed")
-    broker.observer.assert_clean()
+        raise BenchmarkFailed(f"{name}: only {done} of {njobs} jobs completed")
+    violations = broker.observer.violations
+    if violations:
+        first = str(violations[0]).splitlines()[0]
+        raise BenchmarkFailed(
+            f"{name}: {len(violations)} RFC 27 violation(s), the first: {first}"
+        )
     broker.close()
     return wall, broker, longest
 
@@ -146,6 +179,28 @@ def main() -> None:
     args = parser.parse_args()
     if args.load <= 0:
         parser.error("--load must be above 0")
+    for name in args.schedulers:
+        try:
+            path, _ = target(name)
+        except ValueError as exc:
+            parser.error(str(exc))
+        if not os.path.isfile(path):
+            parser.error(f"{name}: no such file")
+    try:
+        report(args)
+    except BenchmarkFailed as exc:
+        print(f"mock_throughput: {exc}", file=sys.stderr)
+        raise SystemExit(1) from None
+    except KeyboardInterrupt:
+        print("mock_throughput: interrupted", file=sys.stderr)
+        raise SystemExit(130) from None
+    except BrokenPipeError:
+        sys.stderr.close()  # the reader went away: nothing left to say
+        raise SystemExit(1) from None
+
+
+def report(args) -> None:
+    """Run the rounds and print the table."""
     print(f"offered load {args.load:g}, {args.nodes} x {args.cores} cores")
     print(
         f"{'scheduler':<16} {'jobs':>7} {'mean jobs/s':>12} {'best':>8} "
@@ -172,7 +227,7 @@ def main() -> None:
             mean = njobs / statistics.fmean(walls[name])
             ratio = f"{base / mean:.2f}x" if base else "-"
             print(
-                f"{name:<16} {njobs:>7} {mean:>12.0f} {max(rates):>8.0f} "
+                f"{label(name):<16} {njobs:>7} {mean:>12.0f} {max(rates):>8.0f} "
                 f"{min(rates):>8.0f} {ratio:>10} {messages[name]:>9} "
                 f"{queues[name]:>9}",
                 flush=True,

@@ -18,13 +18,20 @@ benchmark (module start-up is not counted).  The broker's CPU time is shown
 beside it.  Printed per scheduler: mean, p95 and max over the rounds; per
 pair: the ratio of means (ours / upstream) and the worst round's ratio.
 
+With ``--floor``, each round also runs flux-python's smallest scheduler
+(the guide's minimal example, ``tests/mock_broker/schedulers/seed_minimal.py``,
+loaded as ``python-minimal``): it starts the head of the queue while it
+fits and does nothing else, so its CPU time is what flux-python's
+framework itself costs for the same jobs, the floor under any scheduler
+written on it that takes the framework's own message handling.
+
 Needs flux-core 0.88's ``flux`` on PATH with flux-schedbench installed as
 its subcommand (``flux schedbench``), and flux-schedkit importable by the
 Python running this script.
 
     python benchmarks/real_flux_schedbench.py [--jobs 2000] [--nodes 4]
         [--cores 64] [--rounds 8] [--depth 8 unlimited]
-        [--pair fifo easy conservative] [--json FILE]
+        [--pair fifo easy conservative] [--floor] [--json FILE]
 
 Exit status: 0 done, 1 a run failed, 2 no usable flux, 130 interrupted.
 """
@@ -49,6 +56,16 @@ PAIRS = {
     "conservative": "sched-backfill",
 }
 CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+#: flux-python's minimal scheduler, run with ``--floor``.
+FLOOR = "python-minimal"
+FLOOR_FILE = (
+    Path(__file__).resolve().parents[1]
+    / "tests"
+    / "mock_broker"
+    / "schedulers"
+    / "seed_minimal.py"
+)
 
 
 # -- inside an instance ------------------------------------------------------------
@@ -171,35 +188,45 @@ def _report(results: dict, args) -> None:
                 f"{tput[0]:>8.0f}/{tput[1]:>6.0f}/{tput[2]:>6.0f} "
                 f"{cpu[0]:>9.3f}/{cpu[1]:>8.3f}/{cpu[2]:>8.3f} {broker:>13.3f}"
             )
-        ours, upstream = per[f"schedkit-{pair}"], per[PAIRS[pair]]
-        cpu_round = [
-            o["sched_cpu"] / u["sched_cpu"] for o, u in zip(ours, upstream, strict=True)
-        ]
-        tput_round = [
-            o["throughput"] / u["throughput"]
-            for o, u in zip(ours, upstream, strict=True)
-        ]
-        ratios.append(
-            (
-                pair,
-                depth,
-                statistics.fmean(o["sched_cpu"] for o in ours)
-                / statistics.fmean(u["sched_cpu"] for u in upstream),
-                max(cpu_round),
-                statistics.fmean(o["throughput"] for o in ours)
-                / statistics.fmean(u["throughput"] for u in upstream),
-                min(tput_round),
-            )
-        )
+        upstream = per[PAIRS[pair]]
+        ratios.append((pair, depth, *_ratios(per[f"schedkit-{pair}"], upstream)))
+        if FLOOR in per:
+            ratios.append((f"{pair} (minimal)", depth, *_ratios(per[FLOOR], upstream)))
     print(
-        f"\n{'ours / upstream':<14} {'depth':>9} {'sched CPU':>10} "
+        f"\n{'ours / upstream':<20} {'depth':>9} {'sched CPU':>10} "
         f"{'worst round':>12} {'jobs/s':>8} {'worst round':>12}"
     )
-    for pair, depth, cpu, cpu_worst, tput, tput_worst in ratios:
+    for label, depth, cpu, cpu_worst, tput, tput_worst in ratios:
         print(
-            f"{pair:<14} {depth:>9} {cpu:>9.2f}x {cpu_worst:>11.2f}x "
+            f"{label:<20} {depth:>9} {cpu:>9.2f}x {cpu_worst:>11.2f}x "
             f"{tput:>7.2f}x {tput_worst:>11.2f}x"
         )
+    if any(FLOOR in per for per in results.values()):
+        print(
+            "(minimal): flux-python's minimal scheduler in the same rounds, "
+            "against the same upstream module"
+        )
+
+
+def _ratios(
+    ours: list[dict], upstream: list[dict]
+) -> tuple[float, float, float, float]:
+    """Mean CPU ratio, the worst round's, mean throughput ratio, the worst
+    round's (rounds paired in order)."""
+    cpu_round = [
+        o["sched_cpu"] / u["sched_cpu"] for o, u in zip(ours, upstream, strict=True)
+    ]
+    tput_round = [
+        o["throughput"] / u["throughput"] for o, u in zip(ours, upstream, strict=True)
+    ]
+    return (
+        statistics.fmean(o["sched_cpu"] for o in ours)
+        / statistics.fmean(u["sched_cpu"] for u in upstream),
+        max(cpu_round),
+        statistics.fmean(o["throughput"] for o in ours)
+        / statistics.fmean(u["throughput"] for u in upstream),
+        min(tput_round),
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -214,6 +241,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--depth", nargs="+", default=["8", "unlimited"])
     parser.add_argument("--pair", nargs="+", choices=list(PAIRS), default=list(PAIRS))
     parser.add_argument("--timeout", type=float, default=1800, help="seconds a run")
+    parser.add_argument(
+        "--floor",
+        action="store_true",
+        help="also run flux-python's minimal scheduler in every round",
+    )
     parser.add_argument("--json", help="also write every run's figures here")
     args = parser.parse_args(argv)
     if args.inner:
@@ -234,10 +266,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with tempfile.TemporaryDirectory(prefix="schedkit-site-") as tmp:
             site = Path(tmp)
-            site_files.install(site_files.site_files(site, args.pair))
+            own = {FLOOR: FLOOR_FILE} if args.floor else None
+            site_files.install(site_files.site_files(site, args.pair, modules=own))
             for depth in args.depth:
                 for pair in args.pair:
                     names = [f"schedkit-{pair}", PAIRS[pair]]
+                    if args.floor:
+                        names.append(FLOOR)
                     per = results.setdefault((pair, depth), {n: [] for n in names})
                     for round_ in range(args.rounds):
                         for name in names if round_ % 2 == 0 else names[::-1]:
