@@ -203,7 +203,7 @@ def report(args) -> None:
     """Run the rounds and print the table."""
     print(f"offered load {args.load:g}, {args.nodes} x {args.cores} cores")
     print(
-        f"{'scheduler':<16} {'jobs':>7} {'mean jobs/s':>12} {'best':>8} "
+        f"{'scheduler':<20} {'jobs':>7} {'mean jobs/s':>12} {'best':>8} "
         f"{'worst':>8} {'vs minimal':>10} {'messages':>9} {'max queue':>9}"
     )
     for njobs in args.jobs:
@@ -227,7 +227,7 @@ def report(args) -> None:
             mean = njobs / statistics.fmean(walls[name])
             ratio = f"{base / mean:.2f}x" if base else "-"
             print(
-                f"{label(name):<16} {njobs:>7} {mean:>12.0f} {max(rates):>8.0f} "
+                f"{label(name):<20} {njobs:>7} {mean:>12.0f} {max(rates):>8.0f} "
                 f"{min(rates):>8.0f} {ratio:>10} {messages[name]:>9} "
                 f"{queues[name]:>9}",
                 flush=True,
