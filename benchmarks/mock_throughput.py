@@ -29,7 +29,7 @@ minimal one; the machine is noisy, so compare within one run.
         [--shape slots|tasks] [--nodes 64] [--cores 16] [--load 0.9]
 
 Exit status: 0 done, 1 a scheduler failed to load or did not finish the
-jobs, 2 a bad argument, 130 interrupted.
+jobs (or the output was closed early), 2 a bad argument, 130 interrupted.
 """
 
 from __future__ import annotations
@@ -188,6 +188,7 @@ def main() -> None:
             parser.error(f"{name}: no such file")
     try:
         report(args)
+        sys.stdout.flush()  # a closed pipe shows here, not at exit
     except BenchmarkFailed as exc:
         print(f"mock_throughput: {exc}", file=sys.stderr)
         raise SystemExit(1) from None
@@ -195,7 +196,9 @@ def main() -> None:
         print("mock_throughput: interrupted", file=sys.stderr)
         raise SystemExit(130) from None
     except BrokenPipeError:
-        sys.stderr.close()  # the reader went away: nothing left to say
+        # Output cut short (| head): nothing for the interpreter to flush.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        print("mock_throughput: output closed early (broken pipe)", file=sys.stderr)
         raise SystemExit(1) from None
 
 

@@ -69,3 +69,20 @@ def test_a_module_that_drops_jobs_fails_in_one_line(tmp_path):
     assert out.returncode == 1
     lines = out.stderr.strip().splitlines()
     assert lines == [f"mock_throughput: {idle}: only 0 of 40 jobs completed"]
+
+
+def test_output_closed_early_ends_in_one_line():
+    proc = subprocess.Popen(
+        [sys.executable, str(SCRIPT), "--jobs", "40", "--repeat", "1"]
+        + ["--schedulers", "minimal", "fifo"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=ROOT,
+        text=True,
+    )
+    proc.stdout.close()  # as `| head -0` does
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 1
+    assert err.strip().splitlines() == [
+        "mock_throughput: output closed early (broken pipe)"
+    ]
