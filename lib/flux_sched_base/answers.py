@@ -18,10 +18,11 @@ flux-python's own code.
 R is committed in batches: the jobs started within one reactor iteration
 (one pass step) share one KVS transaction, committed just before the
 reactor next waits for events (a prepare watcher), and each gets its
-SUCCESS once that commit is done.  One commit request and response per
-batch instead of per job, and one KVS root update in the broker: in
-flux-schedbench runs of 2,000 jobs, 1,058 to 1,488 commits instead of
-2,000.
+SUCCESS once that commit is done: one commit request and response, and
+one KVS root update in the broker, per batch instead of per job.  A pass
+step of :class:`~flux_sched_base.scheduler.PlanningScheduler` starts at
+most ``STARTS_PER_YIELD`` jobs (1 by default), so batches hold more than
+one job only in classes that raise it.
 """
 
 from __future__ import annotations

@@ -43,6 +43,9 @@ class FifoScheduler(PlanningScheduler):
     """Strict priority FIFO with forward-planned start estimates."""
 
     queue_depth = 8
+    # Its planning after the starts is the forecast of forecast-depth jobs
+    # (8 by default): eight starts share a step and the KVS commit of R.
+    STARTS_PER_YIELD = 8
     options = (
         Option(
             "forecast-depth",
