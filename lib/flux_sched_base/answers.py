@@ -21,8 +21,9 @@ reactor next waits for events (a prepare watcher), and each gets its
 SUCCESS once that commit is done: one commit request and response, and
 one KVS root update in the broker, per batch instead of per job.  A pass
 step of :class:`~flux_sched_base.scheduler.PlanningScheduler` starts at
-most ``STARTS_PER_YIELD`` jobs (1 by default), so batches hold more than
-one job only in classes that raise it.
+most ``STARTS_PER_YIELD`` jobs (1 by default; 8 in schedkit-fifo and
+schedkit-easy), so batches hold more than one job only in classes that
+raise it.
 """
 
 from __future__ import annotations
