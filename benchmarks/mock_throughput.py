@@ -37,10 +37,10 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import sys
 import time
 
 from conformance.referee import Referee
+from flux_schedkit.console import EXIT_FAILED, EXIT_OK, guarded, say
 from mock_broker.jobspec import make_jobspec
 from mock_broker.machine import Machine
 from mock_broker.runtime.broker import BrokerStalled, MockBroker
@@ -186,24 +186,20 @@ def main() -> None:
             parser.error(str(exc))
         if not os.path.isfile(path):
             parser.error(f"{name}: no such file")
+    raise SystemExit(guarded("", lambda: report(args), prog="mock_throughput"))
+
+
+def report(args) -> int:
+    """Run the rounds and print the table; the exit status."""
     try:
-        report(args)
-        sys.stdout.flush()  # a closed pipe shows here, not at exit
+        _rounds(args)
     except BenchmarkFailed as exc:
-        print(f"mock_throughput: {exc}", file=sys.stderr)
-        raise SystemExit(1) from None
-    except KeyboardInterrupt:
-        print("mock_throughput: interrupted", file=sys.stderr)
-        raise SystemExit(130) from None
-    except BrokenPipeError:
-        # Output cut short (| head): nothing for the interpreter to flush.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        print("mock_throughput: output closed early (broken pipe)", file=sys.stderr)
-        raise SystemExit(1) from None
+        say("", str(exc), prog="mock_throughput")
+        return EXIT_FAILED
+    return EXIT_OK
 
 
-def report(args) -> None:
-    """Run the rounds and print the table."""
+def _rounds(args) -> None:
     print(f"offered load {args.load:g}, {args.nodes} x {args.cores} cores")
     print(
         f"{'scheduler':<20} {'jobs':>7} {'mean jobs/s':>12} {'best':>8} "

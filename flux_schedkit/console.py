@@ -17,12 +17,13 @@ from collections.abc import Callable
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
-def say(command: str, text: str) -> None:
+def say(command: str, text: str, prog: str = "flux-schedkit") -> None:
     """Print ``flux-schedkit COMMAND: TEXT`` on stderr (if it is open);
-    ``flux-schedkit: TEXT`` when *command* is empty (no subcommand)."""
-    prog = f"flux-schedkit {command}" if command else "flux-schedkit"
+    ``flux-schedkit: TEXT`` when *command* is empty (no subcommand).
+    *prog* names another program (a benchmark script)."""
+    who = f"{prog} {command}" if command else prog
     try:
-        print(f"{prog}: {text}", file=sys.stderr, flush=True)
+        print(f"{who}: {text}", file=sys.stderr, flush=True)
     except (BrokenPipeError, ValueError):
         pass  # stderr went away too (2>&1 | head): nothing left to tell
 
@@ -37,20 +38,21 @@ def _silence_stdout() -> None:
         pass
 
 
-def guarded(command: str, body: Callable[[], int]) -> int:
+def guarded(command: str, body: Callable[[], int], prog: str = "flux-schedkit") -> int:
     """Run *body* and return its exit status; Ctrl-C gives
     :data:`EXIT_INTERRUPTED` (130) and a closed output pipe
-    :data:`EXIT_FAILED` (1), each with a one-line message."""
+    :data:`EXIT_FAILED` (1), each with a one-line message (see :func:`say`
+    for *prog*)."""
     try:
         status = body()
         sys.stdout.flush()  # a closed pipe shows here, not at exit
         return status
     except KeyboardInterrupt:
-        say(command, "interrupted")
+        say(command, "interrupted", prog)
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         _silence_stdout()
-        say(command, "output closed early (broken pipe)")
+        say(command, "output closed early (broken pipe)", prog)
         return EXIT_FAILED
 
 
