@@ -19,7 +19,10 @@ R is committed in batches: the jobs started within one reactor iteration
 (one pass step) share one KVS transaction, committed just before the
 reactor next waits for events (a prepare watcher), and each gets its
 SUCCESS once that commit is done: one commit request and response, and
-one KVS root update in the broker, per batch instead of per job.  A pass
+one KVS root update in the broker, per batch instead of per job.  Each R
+is encoded to JSON once: that text is stored as the KVS value (a raw put
+of JSON text stores the same bytes as a JSON put) and spliced into the
+SUCCESS response, where flux-python would encode R once for each.  A pass
 step of :class:`~flux_sched_base.scheduler.PlanningScheduler` starts at
 most ``STARTS_PER_YIELD`` jobs (1 by default; 8 in schedkit-fifo and
 schedkit-easy), so batches hold more than one job only in classes that
@@ -27,6 +30,8 @@ raise it.
 """
 
 from __future__ import annotations
+
+import json
 
 from flux.kvs import KVSTxn
 from flux.kvs import commit_async as kvs_commit_async
@@ -39,6 +44,9 @@ SUCCESS, ANNOTATE, DENY, CANCEL = 0, 1, 2, 3
 #: in without decoding the message again; with any other layout the
 #: request is made by flux-python's own constructor.
 _REQUEST_SLOTS = ("_scheduler", "_msg", "jobid", "_annotated_sched_keys", "_finalized")
+
+# Compact and ASCII-only: the same text is a KVS value and part of a response.
+_encode = json.JSONEncoder(separators=(",", ":")).encode
 
 
 def r_key(jobid: int) -> str:
@@ -116,8 +124,10 @@ class KnownIds(Scheduler):
             return
         try:
             txn = KVSTxn(self.handle)
-            for _, jobid, R, _ in batch:
-                txn.put(r_key(jobid), R)
+            for i, (msg, jobid, R, notes) in enumerate(batch):
+                text = _encode(R)
+                txn.put(r_key(jobid), text, raw=True)
+                batch[i] = (msg, jobid, text, notes)
             future = kvs_commit_async(self.handle, _kvstxn=txn)
             future.then(self._committed, batch)
             self.r_commits += 1
@@ -126,17 +136,19 @@ class KnownIds(Scheduler):
             self.stop_error()
 
     def _committed(self, future, batch):
-        try:
-            future.get()
-        except OSError as exc:
-            self.log.error(f"alloc: KVS commit failed: {exc}")
+        # error_string() says what get() would raise, without the signal
+        # handling around get() (a new handle object per call).
+        problem = future.error_string()
+        if problem is not None:
+            self.log.error(f"alloc: KVS commit failed: {problem}")
             self.stop_error()
             return
-        for msg, jobid, R, notes in batch:
-            resp = {"id": jobid, "type": SUCCESS, "R": R}
+        for msg, jobid, text, notes in batch:
+            # {"id": jobid, "type": SUCCESS, "R": R, "annotations": notes}
+            resp = f'{{"id":{jobid},"type":{SUCCESS},"R":{text}'
             if notes is not None:
-                resp["annotations"] = notes
-            self.handle.respond(msg, resp)
+                resp += ',"annotations":' + _encode(notes)
+            self.handle.respond(msg, resp + "}")
 
     def alloc_deny(self, msg, note=None):
         """Answer DENY, with *note* if given."""

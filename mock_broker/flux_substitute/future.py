@@ -118,8 +118,12 @@ class Future:
         return self._result()
 
     def error_string(self) -> str | None:
+        """The error the future was fulfilled with (its text, or the
+        errno's description, as libflux gives it); None if it succeeded
+        or is not yet fulfilled."""
         if self._results and isinstance(self._results[0], FutureError):
-            return self._results[0].errstr
+            error = self._results[0]
+            return error.errstr or os.strerror(error.errnum)
         return None
 
     def stop(self) -> None:

@@ -17,6 +17,17 @@ class KVSError(Exception):
         self.errnum = errnum
 
 
+def _raw_value(text: str):
+    """A raw value as a JSON lookup reads it: a real KVS keeps bytes, so a
+    raw put of JSON text is the same value as a JSON put of what it
+    encodes; other text reads back as the text (as flux-python's
+    ``kvs.get`` returns it)."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
 class KVSService:
     """Keys to JSON values, with a commit count."""
 
@@ -41,7 +52,7 @@ class KVSService:
         for op in ops:
             kind, key = op["op"], op["key"]
             if kind == "put":
-                store[key] = op["raw"] if "raw" in op else op.get("value")
+                store[key] = _raw_value(op["raw"]) if "raw" in op else op.get("value")
             elif kind == "unlink":
                 prefix = key + "."
                 for k in [k for k in store if k == key or k.startswith(prefix)]:

@@ -10,6 +10,7 @@ import pytest
 from conftest import module_path
 
 from conformance.referee import Referee
+from flux_sched_base.answers import r_key
 from mock_broker.jobspec import make_jobspec
 from mock_broker.machine import Machine
 from mock_broker.runtime.broker import MockBroker
@@ -76,6 +77,10 @@ def test_jobs_started_in_one_step_share_one_commit_of_R(tmp_path, per_yield):
     assert len(successes) == 8
     for i, success in enumerate(successes):
         assert success.seq > done[i // per_yield]
+        # The KVS holds the very R the SUCCESS carries (one encoding, two uses).
+        answer = json.loads(success.text)
+        assert b.kvs.lookup(r_key(answer["id"])) == answer["R"]
+        assert answer["R"]["execution"]["R_lite"]
     assert all(b.jobs.job(j).state == "RUN" for j in jobs)
     b.run()
     b.observer.assert_clean()

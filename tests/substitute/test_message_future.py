@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import errno
+import os
 import textwrap
 
 import pytest
@@ -186,3 +187,19 @@ def test_a_delivered_copy_carries_every_field_but_the_decoded_payload():
             assert getattr(copy, name) == getattr(msg, name), name
     assert copy._payload is None and copy._module_side is True
     assert msg._module_side is False
+
+
+def test_error_string_says_what_get_would_raise():
+    from mock_broker.flux_substitute.future import Future
+
+    # binding: flux_future_error_string() gives the error's text, or
+    # flux_strerror() of its errnum when it has none; NULL on success
+    ok, texted, bare = Future(), Future(), Future()
+    ok.fulfill({"v": 1})
+    texted.fulfill_error(errno.ENOSPC, "kvs full")
+    bare.fulfill_error(errno.ENOSPC)
+    assert ok.error_string() is None
+    assert texted.error_string() == "kvs full"
+    assert bare.error_string() == os.strerror(errno.ENOSPC)
+    with pytest.raises(OSError):
+        bare.get()
