@@ -262,6 +262,14 @@ class Rv1SummaryPool(Rv1Pool):
         exclusive = request.exclusive
         size = request.slot_size
         per_gpu = request.gpu_per_slot
+        if (
+            request.nnodes == 0
+            and request.nslots == 1
+            and request.nslots_max == 1
+            and not exclusive
+            and per_gpu == 0
+        ):
+            return self._one_slot(request, size)
         # (free cores, free gpus, rank, info) of the up ranks with room for
         # one slot (an idle rank, if exclusive).
         room = []
@@ -322,6 +330,34 @@ class Rv1SummaryPool(Rv1Pool):
             self._check_feasibility(request)
             raise InsufficientResources("insufficient resources")
         return picks, granted
+
+    def _one_slot(self, request, size: int) -> tuple[list, int]:
+        """:meth:`_worst_fit` for one slot of *size* cores and no GPUs:
+        the first of its sorted candidates, found in one sweep (most free
+        cores, then GPUs; the first in table order among ties)."""
+        best = None
+        best_free = best_gfree = -1
+        for rank, info in self._ranks.items():
+            if not info["up"]:
+                continue
+            cores, used = info["cores"], info["allocated_cores"]
+            free = len(cores) - len(used)
+            if free < size or free < best_free:
+                continue  # the exact count below is never larger
+            if used and not used <= cores:
+                free = len(cores - used)
+                if free < size or free < best_free:
+                    continue
+            gfree = 0
+            gpus, gused = info["gpus"], info["allocated_gpus"]
+            if gpus or gused:
+                gfree = len(gpus) - len(gused) if gused <= gpus else len(gpus - gused)
+            if free > best_free or gfree > best_gfree:
+                best, best_free, best_gfree = rank, free, gfree
+        if best is None:
+            self._check_feasibility(request)
+            raise InsufficientResources("insufficient resources")
+        return [(best, *_lowest(self._ranks[best], size, 0))], 1
 
     def _build_dict(self) -> dict:
         # R as Rv1Pool writes it (to_dict, encode); only the node list
