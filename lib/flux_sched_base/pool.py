@@ -342,12 +342,10 @@ class Rv1SummaryPool(Rv1Pool):
                 continue
             cores, used = info["cores"], info["allocated_cores"]
             free = len(cores) - len(used)
-            if free < size or free < best_free:
-                continue  # the exact count below is never larger
-            if used and not used <= cores:
+            if used and not used <= cores:  # cores held beyond the rank's own
                 free = len(cores - used)
-                if free < size or free < best_free:
-                    continue
+            if free < size or free < best_free:
+                continue
             gfree = 0
             gpus, gused = info["gpus"], info["allocated_gpus"]
             if gpus or gused:
@@ -355,7 +353,13 @@ class Rv1SummaryPool(Rv1Pool):
             if free > best_free or gfree > best_gfree:
                 best, best_free, best_gfree = rank, free, gfree
         if best is None:
-            self._check_feasibility(request)
+            # Rv1Pool's own check refuses one slot only if no rank, up or
+            # down, has *size* cores; the usual answer is found at the first.
+            own_check = type(self)._check_feasibility is Rv1Pool._check_feasibility
+            if not own_check or not any(
+                len(info["cores"]) >= size for info in self._ranks.values()
+            ):
+                self._check_feasibility(request)
             raise InsufficientResources("insufficient resources")
         return [(best, *_lowest(self._ranks[best], size, 0))], 1
 

@@ -8,7 +8,7 @@ from unittest import mock
 
 from flux.resource.Rv1Pool import ResourceRequest, Rv1Pool
 from flux.resource.Rv1Set import _display_idset, _idset_str
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from flux_sched_base.pool import (
@@ -156,6 +156,20 @@ steps = st.lists(
     ),
     expiration=st.sampled_from([0.0, 5000.0]),
     steps=steps,
+)
+# A hello holding a core the rank does not list: one of its own is free
+# although the counts (1 core, 1 held) say none.
+@example(
+    groups=[(1, 1, 0), (1, 1, 0)],
+    expiration=0.0,
+    steps=[
+        ("down", 0),
+        ("alloc", ("slots", 1, 1, False, False, False)),
+        ("free", 0),
+        ("hello", 1),
+        ("alloc", ("slots", 1, 1, False, False, False)),
+        ("alloc", ("slots", 1, 1, False, False, False)),
+    ],
 )
 def test_alloc_picks_what_rv1pool_picks(groups, expiration, steps):
     """Allocation, exceptions, frees (whole and by rank), ranks going down
