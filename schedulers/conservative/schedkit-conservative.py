@@ -37,6 +37,9 @@ hold a reservation nor be backfilled.
 
 from flux_sched_base import UNLIMITED, Option, ReservationScheduler, count_or_unlimited
 
+#: The largest queue-depth at which a pass starts eight jobs a step.
+BOUNDED_QUEUE = 64
+
 
 class ConservativeScheduler(ReservationScheduler):
     """Conservative backfilling: a reservation for every queued job."""
@@ -51,6 +54,17 @@ class ConservativeScheduler(ReservationScheduler):
             "number of queued jobs that hold a reservation",
         ),
     )
+
+    def __init__(self, h, *args):
+        super().__init__(h, *args)
+        # A pass plans every job the job-manager has sent.  With a bounded
+        # queue-depth that is a few jobs, so eight starts share a step and
+        # the KVS commit of their R, as in fifo and easy; unbounded, one a
+        # step: with eight, passes in a burst of arrivals reached their
+        # planning more often (2.3x the CPU time on 20,000 jobs).
+        depth = self.queue_depth
+        if depth != "unlimited" and depth <= BOUNDED_QUEUE:
+            self.STARTS_PER_YIELD = 8
 
 
 def mod_main(h, *args):

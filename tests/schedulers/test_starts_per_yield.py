@@ -105,3 +105,18 @@ def test_a_failed_commit_of_R_stops_the_module_without_a_success(monkeypatch):
     texts = [e.text for e in b.transcript.entries() if e.kind != "msg"]
     assert any("KVS commit failed" in t for t in texts), texts
     assert any(t.startswith("module exited") for t in texts), texts
+
+
+@pytest.mark.parametrize(
+    "depth, commits", [("queue-depth=8", 1), ("queue-depth=64", 1), (None, 8)]
+)
+def test_conservative_batches_starts_only_behind_a_bounded_queue(depth, commits):
+    b = MockBroker(Machine.uniform(8, 1))
+    Referee.attach(b)
+    b.load(module_path("conservative"), [depth] if depth else [])
+    jobs = [b.jobs.submit(make_jobspec(duration=60), runtime=30) for _ in range(8)]
+    b.run_until_quiet()
+    assert all(b.jobs.job(j).state == "RUN" for j in jobs)
+    assert len(_messages(b, "kvs.commit")) == commits == b.stats()["r_commits"]
+    b.run()
+    b.observer.assert_clean()
