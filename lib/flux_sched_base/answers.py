@@ -15,18 +15,18 @@ sent, the KVS commit before SUCCESS and the error handling are
 flux-python's; a request it was not told about is answered by
 flux-python's own code.
 
-R is committed in batches: the jobs started within one reactor iteration
-(one pass step) share one KVS transaction, committed just before the
-reactor next waits for events (a prepare watcher), and each gets its
-SUCCESS once that commit is done: one commit request and response, and
-one KVS root update in the broker, per batch instead of per job.  Each R
+R is committed in batches: the jobs started since the last commit share
+one KVS transaction, committed just before the reactor next waits for
+events (a prepare watcher), and each gets its SUCCESS once that commit is
+done: one commit request and response, and one KVS root update in the
+broker, per batch instead of per job.  :meth:`KnownIds.commit_now` may
+hold a batch back for the next iteration (up to :attr:`KnownIds.COMMIT_BATCH`
+jobs): :class:`~flux_sched_base.scheduler.PlanningScheduler` does while
+its pass is suspended right after a start, so jobs started in a row share
+a commit however often the pass returns to the reactor.  Each R
 is encoded to JSON once: that text is stored as the KVS value (a raw put
 of JSON text stores the same bytes as a JSON put) and spliced into the
-SUCCESS response, where flux-python would encode R once for each.  A pass
-step of :class:`~flux_sched_base.scheduler.PlanningScheduler` starts at
-most ``STARTS_PER_YIELD`` jobs (1 by default; 8 in schedkit-fifo and
-schedkit-easy), so batches hold more than one job only in classes that
-raise it.
+SUCCESS response, where flux-python would encode R once for each.
 """
 
 from __future__ import annotations
@@ -74,6 +74,10 @@ class KnownIds(Scheduler):
     """A :class:`~flux.scheduler.Scheduler` that answers alloc requests
     without decoding them again (see the module doc)."""
 
+    #: Most jobs whose R one commit holds when commits are deferred
+    #: (:meth:`commit_now`).
+    COMMIT_BATCH = 8
+
     def __init__(self, h, *args):
         super().__init__(h, *args)
         # id(request message) -> job id, while the request is open
@@ -116,8 +120,16 @@ class KnownIds(Scheduler):
             self._commit_watcher.start()
         self._to_commit.append((msg, jobid, R, annotations))
 
+    def commit_now(self, waiting: int) -> bool:
+        """Whether the R of *waiting* started jobs go to the KVS in this
+        reactor iteration (always, here); a subclass may defer them to
+        share a commit with the next jobs it starts."""
+        return True
+
     def _commit_batch(self, *_):
         # Prepare watcher: the reactor is about to wait for events.
+        if self._to_commit and not self.commit_now(len(self._to_commit)):
+            return  # stays armed: runs again next iteration
         self._commit_watcher.stop()
         batch, self._to_commit = self._to_commit, []
         if not batch:

@@ -101,13 +101,13 @@ class PlanningScheduler(KnownIds):
     #: that follows a start is passed on only after this many starts.  With
     #: 1 (the default) the pass returns after every start, and every
     #: message that arrives meanwhile ends it before it plans on a state
-    #: about to change; with more, the jobs started in one step share one
-    #: KVS commit of R (:mod:`flux_sched_base.answers`) and a step's
-    #: annotations reach the job-manager before its SUCCESS responses, but
-    #: in a burst of arrivals more passes run their planning to the end
-    #: (8 cost conservative at unlimited depth 2.3x the CPU on 20,000 jobs).
-    #: schedkit-fifo and schedkit-easy, whose planning after the starts is
-    #: bounded, set 8.
+    #: about to change; with more, fewer reactor iterations and pass
+    #: restarts, but in a burst of arrivals more passes run their planning
+    #: to the end (8 cost conservative at unlimited depth 2.3x the CPU on
+    #: 20,000 jobs).  schedkit-fifo and schedkit-easy, whose planning after
+    #: the starts is bounded, set 8 (schedkit-conservative behind a bounded
+    #: queue-depth).  Either way jobs started in a row share a KVS commit
+    #: of R (:meth:`commit_now`).
     STARTS_PER_YIELD = 1
 
     def __init__(self, h, *args):
@@ -142,6 +142,7 @@ class PlanningScheduler(KnownIds):
         self._cheap = 0
         self._started = 0  # jobs started since the pass last yielded
         self._started_in_step = False
+        self._starting = False  # the pass is suspended after a step that started
         self._last_pass_time = 0.0
         self._max_pass_time = 0.0
         self._passes_done = 0
@@ -522,6 +523,15 @@ class PlanningScheduler(KnownIds):
             return None
         return self._timed(self.plan())
 
+    def commit_now(self, waiting: int) -> bool:
+        """Commit the R of *waiting* started jobs now, unless the pass is
+        suspended right after starting a job and fewer than
+        :attr:`~flux_sched_base.answers.KnownIds.COMMIT_BATCH` wait: the
+        next step is then likely to start one more, and their R share a
+        commit.  A step that starts nothing, the end of the pass and a
+        message that ends it all commit what waits."""
+        return not self._starting or waiting >= self.COMMIT_BATCH
+
     def _timed(self, gen: Iterator[None]):
         event = self._event
         elapsed = 0.0
@@ -532,6 +542,9 @@ class PlanningScheduler(KnownIds):
                 if self._started_in_step and self._started < self.STARTS_PER_YIELD:
                     self._started_in_step = False
                     continue
+                # A step that started a job is likely followed by another:
+                # their R can share a commit (commit_now).
+                self._starting = self._started_in_step
                 self._started, self._started_in_step = 0, False
                 elapsed += time.perf_counter() - t0
                 yield
@@ -546,6 +559,7 @@ class PlanningScheduler(KnownIds):
             self._passes_aborted += 1
             raise
         finally:
+            self._starting = False
             gen.close()
         self._passes_done += 1
         self._total_pass_time += elapsed
@@ -566,7 +580,8 @@ class PlanningScheduler(KnownIds):
         ``passes_completed``, ``passes_aborted``, ``jobs_started``,
         ``jobs_backfilled`` (started ahead of a higher-priority waiting
         job), ``jobs_denied``, ``annotations_sent``, ``r_commits`` (KVS
-        commits of started jobs' R, one per pass step that starts any), and
+        commits of started jobs' R: jobs started in a row share one, up to
+        eight), and
         the values of this scheduler's own module arguments.
         """
         stats = super().stats_get()

@@ -58,8 +58,8 @@ class ConservativeScheduler(ReservationScheduler):
     def __init__(self, h, *args):
         super().__init__(h, *args)
         # A pass plans every job the job-manager has sent.  With a bounded
-        # queue-depth that is a few jobs, so eight starts share a step and
-        # the KVS commit of their R, as in fifo and easy; unbounded, one a
+        # queue-depth that is a few jobs, so eight starts share a step (fewer
+        # returns to the reactor), as in fifo and easy; unbounded, one a
         # step: with eight, passes in a burst of arrivals reached their
         # planning more often (2.3x the CPU time on 20,000 jobs).
         depth = self.queue_depth

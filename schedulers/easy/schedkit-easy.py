@@ -42,8 +42,7 @@ class EasyScheduler(ReservationScheduler):
     queue_depth = "unlimited"
     reservation_depth = 1
     # Its planning after the starts is one reservation and a scan that
-    # stops when too little is free: eight starts share a step and the
-    # KVS commit of their R.
+    # stops when too little is free: eight starts share a step.
     STARTS_PER_YIELD = 8
 
 

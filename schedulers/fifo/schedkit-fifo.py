@@ -44,7 +44,7 @@ class FifoScheduler(PlanningScheduler):
 
     queue_depth = 8
     # Its planning after the starts is the forecast of forecast-depth jobs
-    # (8 by default): eight starts share a step and the KVS commit of R.
+    # (8 by default): eight starts share a step.
     STARTS_PER_YIELD = 8
     options = (
         Option(
