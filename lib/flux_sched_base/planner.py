@@ -47,7 +47,6 @@ import contextlib
 import math
 import syslog
 
-from flux.idset import IDset
 from flux.job import JobID
 from flux.resource import InsufficientResources
 
@@ -298,12 +297,13 @@ class Planner(PlanBook):
         )
         if not order:
             return R
-        pool = self.scratch.pool
+        scratch = self.scratch
+        pool = scratch.pool
 
         def without(k: int):
             """The allocator's choice with the *k* earliest-free ranks hidden."""
-            hidden = str(IDset(sorted(order[:k])))
-            pool.mark_down(hidden)
+            hidden = order[:k]
+            scratch.set_up(hidden, False)
             self.probes += 1
             try:
                 found = pool.alloc(jobid, request)
@@ -312,7 +312,7 @@ class Planner(PlanBook):
             else:
                 pool.free(jobid)
             finally:
-                pool.mark_up(hidden)
+                scratch.set_up(hidden, True)
             return found
 
         # Often the ranks freed at t are enough, or they and as many

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 
+from flux.idset import IDset
 from flux.resource.Rv1Pool import Rv1Pool
 
 INF = math.inf
@@ -253,6 +254,22 @@ class Scratch:
     def unalloc(self, jobid: int) -> None:
         """Undo a probe :meth:`alloc` (it held only free resources)."""
         self.pool.free(jobid)
+
+    def set_up(self, ranks, up: bool) -> None:
+        """Mark *ranks* (up ranks of the pool) down, or up again, in the
+        copy: the allocator then leaves them out.  On a counted copy the
+        rank table's flags are set directly, as ``Rv1Pool.mark_down`` and
+        ``mark_up`` set them, without writing and parsing an idset."""
+        if self._table is None:
+            ids = str(IDset(sorted(ranks)))
+            (self.pool.mark_up if up else self.pool.mark_down)(ids)
+            return
+        table = self._table
+        for rank in ranks:
+            info = table.get(rank)
+            if info is not None:
+                info["up"] = up
+        self._impl._bump()
 
     # -- keeping in step with the planner ------------------------------------------
 

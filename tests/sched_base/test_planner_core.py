@@ -496,3 +496,33 @@ def test_a_scratch_copy_follows_passes_and_frees():
     planner.release(1, now=later)
     assert shown(later) == busy(later)
     assert len(shown(later)) == 1
+
+
+@pytest.mark.parametrize("counting", [True, False])
+def test_a_scratch_copy_hides_ranks_from_its_allocator_and_shows_them_again(counting):
+    """``Scratch.set_up`` marks ranks down and up in the copy as the
+    pool's ``mark_down`` and ``mark_up`` do (flags set directly on a
+    counted copy, an idset otherwise): the allocator leaves them out, then
+    uses them again, and the real pool never changes."""
+    Scratch.count_holders = counting
+    try:
+        pool, planner = make_planner(nodes=4, cores=4)
+        run(planner, pool, 1, slots=1, cores=2, duration=500.0)  # on rank 0
+        scratch = planner._scratch()
+        scratch.goto(NOW, NOW + 100.0, lambda item: True)
+        rr = request(pool, slots=1, cores=4, duration=100.0)
+        before = pool.to_dict()
+        assert ranks_of(scratch.alloc(2, rr)) == {1}
+        scratch.unalloc(2)
+        scratch.set_up([1, 2], False)
+        assert ranks_of(scratch.alloc(2, rr)) == {3}
+        scratch.unalloc(2)
+        scratch.set_up([1, 2, 3], False)
+        with pytest.raises(InsufficientResources):
+            scratch.alloc(2, rr)
+        scratch.set_up([1, 2, 3], True)
+        assert ranks_of(scratch.alloc(2, rr)) == {1}
+        scratch.unalloc(2)
+        assert pool.to_dict() == before
+    finally:
+        Scratch.count_holders = True
