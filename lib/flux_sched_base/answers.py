@@ -110,8 +110,8 @@ class KnownIds(Scheduler):
 
     def alloc_success(self, msg, R, annotations=None):
         """Commit R to the KVS, then answer SUCCESS (as flux-python does),
-        with the R of every job started before the reactor next waits in
-        the same commit."""
+        in one commit with the R of the other jobs started since the last
+        one (see :meth:`commit_now`)."""
         jobid = self._known_ids.pop(id(msg), None)
         if jobid is None:
             super().alloc_success(msg, R, annotations)
