@@ -142,6 +142,8 @@ class PlanBook:
         # Per rank, free stretches by request shape over all its items
         # (kept by Planner.starts, forgotten by _rank_changed).
         self._stretches: dict[int, dict] = {}
+        # Per rank, what its running jobs free over time (see running_steps).
+        self._steps: dict[int, tuple] = {}
         # Per rank, a count of the changes to its items (see ranks_version).
         self._rank_versions: dict[int, int] = {}
         self._resources_version = 0
@@ -205,6 +207,7 @@ class PlanBook:
         )
         self._max_node_cores = max(self.node_cores.values(), default=0)
         self._stretches.clear()  # capacities may have changed
+        self._steps.clear()
         self._resources_version += 1
         self._machine = None  # see Planner.whole_nodes
         self.profile.capacity = capacity
@@ -328,10 +331,62 @@ class PlanBook:
         self.profile.add(None, item.end, item.vec, item.ranks)
         self.releases.add(item)
         self._index(item)
+        self._running_changed(ranks)
         self._heavier(ranks, -INF, item.end)
         return item
 
+    def _running_changed(self, ranks) -> None:
+        steps = self._steps
+        if steps:
+            for rank in ranks:
+                steps.pop(rank, None)
+
+    def running_steps(self, rank: int) -> tuple | None:
+        """What the running jobs on *rank* leave free and free over time:
+        ``(free cores, free GPUs, ends, cores freed, GPUs freed)``, where
+        ``ends`` is the sorted list of their planned ends and the last two
+        lists count what is free again by each of them, cumulatively.  Kept
+        until a running job on the rank comes, goes or changes its end.
+        None if two of them hold the same core or GPU (a restart's hello
+        may say so): then what they free is not the sum of their shares."""
+        steps = self._steps
+        if rank in steps:
+            return steps[rank]
+        running = self.running
+        mine = []
+        held_c: set = set()
+        held_g: set = set()
+        for jobid in self.by_rank.get(rank, ()):
+            item = running.get(jobid)
+            if item is not None:
+                cores, gpus = item.ranks[rank]
+                mine.append((item.end, len(cores), len(gpus)))
+                held_c |= cores
+                held_g |= gpus
+        mine.sort()
+        ends, freed_c, freed_g = [], [], []
+        c = g = 0
+        for end, nc, ng in mine:
+            c += nc
+            g += ng
+            ends.append(end)
+            freed_c.append(c)
+            freed_g.append(g)
+        if c != len(held_c) or g != len(held_g):
+            found = None  # two jobs share a core: counts say nothing here
+        else:
+            found = (
+                self.node_cores.get(rank, 0) - c,
+                self._node_gpus.get(rank, 0) - g,
+                ends,
+                freed_c,
+                freed_g,
+            )
+        self._steps[rank] = found
+        return found
+
     def _remove_running(self, item: Item) -> None:
+        self._running_changed(item.ranks)
         self._running_ends.remove((item.end, item.jobid))
         self.profile.remove(None, item.end, item.vec, item.ranks)
         self.releases.remove(item)
@@ -373,6 +428,7 @@ class PlanBook:
         self.profile.add(None, rest.end, rest.vec, rest.ranks)
         self.releases.add(rest)
         self._index(rest)
+        self._running_changed(rest.ranks)
 
     def set_expiration(self, jobid: int, expiration: float) -> None:
         """Move a running job's planned end (``sched.expiration``)."""
@@ -391,6 +447,7 @@ class PlanBook:
         self.profile.remove(None, item.end, item.vec, item.ranks)
         self.releases.remove(item)
         self._rank_changed(item.ranks)
+        self._running_changed(item.ranks)
         item.end = end
         self._running_ends.add((end, jobid))
         self.profile.add(None, end, item.vec, item.ranks)

@@ -43,7 +43,9 @@ queue in priority order (see :meth:`Planner.begin_pass`).
 
 from __future__ import annotations
 
+import bisect
 import contextlib
+import heapq
 import math
 import syslog
 
@@ -91,6 +93,11 @@ class Planner(PlanBook):
     #: Compare every rank's kept free stretches with ones read afresh from
     #: its items, failing on a difference (tests).
     check_kept = False
+
+    #: Answer every question :meth:`earliest` answers rank by rank for a
+    #: one-rank request the general way as well, failing on a difference
+    #: (tests).
+    check_one_rank = False
 
     def _scratch(self) -> Scratch:
         if self.scratch is None:
@@ -165,6 +172,208 @@ class Planner(PlanBook):
         :class:`~flux.resource.InfeasibleRequest` if the allocator finds the
         request structurally impossible.
         """
+        considered = self._considered(jobid, exclude_held)
+        found = self._earliest_one_rank(
+            jobid, request, floor, include_floor, limit, considered, within
+        )
+        if found is None:
+            found = self._earliest_by_candidates(
+                jobid, request, floor, include_floor, limit, exclude_held, within
+            )
+        elif self.check_one_rank:
+            probes = self.probes  # the statistics count the answer's probes
+            general = self._earliest_by_candidates(
+                jobid, request, floor, include_floor, limit, exclude_held, within
+            )
+            self.probes = probes
+            if general is None or general[0] != found[0]:
+                # Only a plan holding the same cores twice at once (held
+                # reservations in conflict) has counts that refuse what
+                # the allocator accepts: the general search skips it.
+                assert general is None or general[0] > found[0], (
+                    f"one-rank search found {found[0]}, the general one {general[0]}"
+                )
+                assert self.profile.over_capacity(), (
+                    f"one-rank search found {found[0]}, the general one "
+                    f"{general and general[0]}, in a plan within capacity"
+                )
+            else:
+                assert parse_ranks(general[1]) == parse_ranks(found[1]), "R differs"
+        if found is None:
+            return None
+        t, R = found
+        if prefer_late and t > self.now:
+            R = self._late_ranks(jobid, request, t, considered, R)
+        return t, R
+
+    def _earliest_one_rank(
+        self, jobid, request, floor, include_floor, limit, considered, within
+    ):
+        """:meth:`earliest` (without *prefer_late*) for a request the
+        allocator puts on one rank, found rank by rank: ``(t, R)``, or
+        None where this way cannot say (then the general search answers).
+
+        A rank can host the request from *t* if the cores and GPUs the
+        items there hold during the window (running jobs and the
+        reservations *considered*) leave room for it.  That changes for
+        the better only when an item on that rank ends, so each rank is
+        read at the first candidate time (*floor*, or the first time after
+        it at which something ends) its running jobs alone allow, and
+        again after each of its own ends, lowest time first: the first
+        time some rank can host the request is the earliest start, and
+        the allocator, asked once there, gives R.  Per-rank room never
+        refuses what the allocator accepts, so a refusal there (a
+        constraint, a property) hands the question to the general search.
+        """
+        shape = self._one_rank_shape(request)
+        if shape is None:
+            return None
+        duration = request.duration
+        t = self._one_rank_start(
+            shape, duration, floor, include_floor, limit, considered, within
+        )
+        if t is None or t == INF:
+            return None  # the general search also says why (or raises)
+        scratch = self._scratch()
+        scratch.goto(t, self.window_end(t, duration), considered)
+        self.probes += 1
+        try:
+            R = scratch.alloc(jobid, request)
+        except InsufficientResources:
+            return None
+        scratch.unalloc(jobid)
+        return t, R
+
+    def _one_rank_shape(self, request) -> availability.Shape | None:
+        """The per-rank :class:`~flux_sched_base.availability.Shape` of a
+        request the allocator places on a single rank (one slot, or one
+        node), when windows have no horizon; else None."""
+        try:
+            nnodes, nslots = request.nnodes, request.nslots
+        except AttributeError:
+            return None
+        if not (nnodes == 1 or (nnodes == 0 and nslots == 1)):
+            return None
+        if self.horizon() != INF:
+            return None
+        shape = availability.shape_of(
+            request, self.node_cores, self._node_gpus, self._most_slots
+        )
+        if shape is None or shape.nodes != 1:
+            return None
+        return shape
+
+    def _one_rank_start(
+        self, shape, duration, floor, include_floor, limit, considered, within
+    ) -> float | None:
+        """The first candidate start (see
+        :meth:`~flux_sched_base.profile.Profile.candidates`) below *limit*
+        and inside *within* at which some up rank has room for *shape*
+        during the whole window (see :meth:`_earliest_one_rank`); ``inf``
+        if there is none, None if running jobs are overdue or share cores
+        (the counts cannot say)."""
+        running_ends = self._running_ends
+        if running_ends and running_ends[0][0] <= self.now:
+            # An overdue job holds what the plan has free just after now.
+            return None
+        profile = self.profile
+        window = self.window(duration)
+        highs = None if within is None else [v for _, v in within]
+
+        def admit(t):
+            """*t* (a candidate), or the first candidate in *within* after
+            it; None past *limit*."""
+            while t is not None and t < limit:
+                if highs is None:
+                    return t
+                j = bisect.bisect_left(highs, t)
+                if j == len(highs):
+                    return None
+                low = within[j][0]
+                if low <= t:
+                    return t
+                t = profile.next_end(low, strict=False)
+            return None
+
+        first = admit(floor if include_floor else profile.next_end(floor, strict=True))
+        if first is None:
+            return INF
+        node_cores, node_gpus = self.node_cores, self._node_gpus
+        need_g = shape.gpus or 0
+        heap = []
+        for rank in self.up:
+            steps = self.running_steps(rank)
+            if steps is None:
+                return None
+            free_c, free_g, ends, freed_c, freed_g = steps
+            total_c = node_cores.get(rank, 0)
+            need_c = total_c if shape.cores is None else shape.cores
+            if need_c > total_c or need_g > node_gpus.get(rank, 0):
+                continue
+            # The first of its running jobs' ends that leaves room.
+            k = 0
+            if need_c > free_c:
+                k = bisect.bisect_left(freed_c, need_c - free_c)
+            if need_g > free_g:
+                k = max(k, bisect.bisect_left(freed_g, need_g - free_g))
+            if need_c <= free_c and need_g <= free_g or ends[k] <= first:
+                heap.append((first, rank))
+            elif ends[k] != INF:
+                key = admit(ends[k])
+                if key is not None:
+                    heap.append((key, rank))
+        heapq.heapify(heap)
+        running, reservations, by_rank = self.running, self.reservations, self.by_rank
+        while heap:
+            t, rank = heapq.heappop(heap)
+            tend = window(t)
+            items = by_rank.get(rank, ())
+            over = [
+                item
+                for jobid in items
+                if jobid not in running
+                and (item := reservations[jobid]).start < tend
+                and item.end > t
+                and considered(item)
+            ]
+            if not over:
+                return t  # its running jobs leave room from the first key on
+            used_c: set = set()
+            used_g: set = set()
+            for jobid in items:
+                item = running.get(jobid)
+                if item is not None and item.end > t:
+                    cores, gpus = item.ranks[rank]
+                    used_c |= cores
+                    used_g |= gpus
+            for item in over:
+                cores, gpus = item.ranks[rank]
+                used_c |= cores
+                used_g |= gpus
+            total_c = node_cores.get(rank, 0)
+            need_c = total_c if shape.cores is None else shape.cores
+            if (
+                total_c - len(used_c) >= need_c
+                and node_gpus.get(rank, 0) - len(used_g) >= need_g
+            ):
+                return t
+            # Room on this rank can only come when one of its items ends.
+            nxt = INF
+            for jobid in items:
+                item = running.get(jobid) or reservations[jobid]
+                if t < item.end < nxt:
+                    nxt = item.end
+            if nxt != INF:
+                key = admit(nxt)
+                if key is not None:
+                    heapq.heappush(heap, (key, rank))
+        return INF
+
+    def _earliest_by_candidates(
+        self, jobid, request, floor, include_floor, limit, exclude_held, within
+    ):
+        """:meth:`earliest` (without *prefer_late*) for any request: the
+        count profile's candidate times, each asked of the allocator."""
         duration = request.duration
         need = self.need(request)
         own_item = self.reservations.get(jobid)
@@ -215,8 +424,6 @@ class Planner(PlanBook):
                         times = search(t, False, allowed)
                 continue
             scratch.unalloc(jobid)
-            if prefer_late and t > self.now:
-                R = self._late_ranks(jobid, request, t, considered, R)
             return t, R
         return None
 

@@ -234,6 +234,25 @@ class Profile:
 
     # -- queries ----------------------------------------------------------------
 
+    def over_capacity(self) -> bool:
+        """Does the usage exceed the capacity at some time (items that
+        hold the same resources at once: reservations in conflict)?"""
+        times, *columns = self._table()
+        return any(
+            max(column) > cap
+            for column, cap in zip(columns[:2], self.capacity[:2], strict=True)
+        )
+
+    def next_end(self, t: float, strict: bool) -> float | None:
+        """The first time at or after *t* (after it, if *strict*) at which
+        some item ends: the times :meth:`candidates` may yield beyond its
+        floor.  None if no item ends then."""
+        ends = self._ends
+        for u in self._deltas.irange(minimum=t, inclusive=(not strict, True)):
+            if u in ends:
+                return u
+        return None
+
     def _steps(self, floor: float, minus: Profile | None, own) -> Iterator[tuple]:
         """Yield ``(t, cores, gpus, full, busy, is_end)`` from *floor* on.
 

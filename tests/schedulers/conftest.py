@@ -43,6 +43,15 @@ def _check_kept_stretches(monkeypatch):
 
 
 @pytest.fixture(autouse=True)
+def _check_one_rank_searches(monkeypatch):
+    """Every earliest start found rank by rank (a one-rank request) is
+    searched for the general way as well and compared."""
+    from flux_sched_base.planner import Planner
+
+    monkeypatch.setattr(Planner, "check_one_rank", True)
+
+
+@pytest.fixture(autouse=True)
 def _check_scratch_windows(monkeypatch):
     """Every window a scratch copy moves to (copies now outlive a pass and
     follow frees) is compared with what the plan says is busy there."""
