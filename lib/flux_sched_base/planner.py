@@ -50,13 +50,17 @@ import math
 import syslog
 
 from flux.job import JobID
-from flux.resource import InsufficientResources
+from flux.resource import InfeasibleRequest, InsufficientResources
 
 from flux_sched_base import availability, counts, rstamp
 from flux_sched_base.planbook import Item, PlanBook, parse_ranks, request_need
 from flux_sched_base.scratch import Scratch
 
 INF = math.inf
+
+#: What :meth:`Planner._earliest_one_rank` says when no rank can host the
+#: request before the limit.
+NO_START = ()
 
 __all__ = ["Item", "Planner", "parse_ranks", "request_need"]
 
@@ -181,37 +185,45 @@ class Planner(PlanBook):
                 jobid, request, floor, include_floor, limit, exclude_held, within
             )
         elif self.check_one_rank:
-            probes = self.probes  # the statistics count the answer's probes
-            general = self._earliest_by_candidates(
-                jobid, request, floor, include_floor, limit, exclude_held, within
+            self._compare_one_rank(
+                found, jobid, request, floor, include_floor, limit, exclude_held, within
             )
-            self.probes = probes
-            if general is None or general[0] != found[0]:
-                # Only a plan holding the same cores twice at once (held
-                # reservations in conflict) has counts that refuse what
-                # the allocator accepts: the general search skips it.
-                assert general is None or general[0] > found[0], (
-                    f"one-rank search found {found[0]}, the general one {general[0]}"
-                )
-                assert self.profile.over_capacity(), (
-                    f"one-rank search found {found[0]}, the general one "
-                    f"{general and general[0]}, in a plan within capacity"
-                )
-            else:
-                assert parse_ranks(general[1]) == parse_ranks(found[1]), "R differs"
-        if found is None:
+        if not found:
             return None
         t, R = found
         if prefer_late and t > self.now:
             R = self._late_ranks(jobid, request, t, considered, R)
         return t, R
 
+    def _compare_one_rank(self, found, *question) -> None:
+        """Fail unless the general search answers *question* as the one
+        rank by rank did (*found*; tests: ``check_one_rank``)."""
+        probes = self.probes  # the statistics count the answer's probes
+        general = self._earliest_by_candidates(*question)
+        self.probes = probes
+        if found is NO_START:
+            assert general is None, f"no start found, the general one {general[0]}"
+        elif general is None or general[0] != found[0]:
+            # Only a plan holding the same cores twice at once (held
+            # reservations in conflict) has counts that refuse what
+            # the allocator accepts: the general search skips it.
+            assert general is None or general[0] > found[0], (
+                f"one-rank search found {found[0]}, the general one {general[0]}"
+            )
+            assert self.profile.over_capacity(), (
+                f"one-rank search found {found[0]}, the general one "
+                f"{general and general[0]}, in a plan within capacity"
+            )
+        else:
+            assert parse_ranks(general[1]) == parse_ranks(found[1]), "R differs"
+
     def _earliest_one_rank(
         self, jobid, request, floor, include_floor, limit, considered, within
     ):
         """:meth:`earliest` (without *prefer_late*) for a request the
-        allocator puts on one rank, found rank by rank: ``(t, R)``, or
-        None where this way cannot say (then the general search answers).
+        allocator puts on one rank, found rank by rank: ``(t, R)``,
+        :data:`NO_START`, or None where this way cannot say (then the
+        general search answers).
 
         A rank can host the request from *t* if the cores and GPUs the
         items there hold during the window (running jobs and the
@@ -232,8 +244,14 @@ class Planner(PlanBook):
         t = self._one_rank_start(
             shape, duration, floor, include_floor, limit, considered, within
         )
-        if t is None or t == INF:
-            return None  # the general search also says why (or raises)
+        if t is None:
+            return None
+        if t == INF:
+            try:
+                self.pool.check_feasibility(request)
+            except InfeasibleRequest:
+                return None  # the general search raises, or finds no start
+            return NO_START
         scratch = self._scratch()
         scratch.goto(t, self.window_end(t, duration), considered)
         self.probes += 1
@@ -247,10 +265,13 @@ class Planner(PlanBook):
     def _one_rank_shape(self, request) -> availability.Shape | None:
         """The per-rank :class:`~flux_sched_base.availability.Shape` of a
         request the allocator places on a single rank (one slot, or one
-        node), when windows have no horizon; else None."""
+        node) with no constraint, when windows have no horizon; else None."""
         try:
             nnodes, nslots = request.nnodes, request.nslots
+            constraint = request.constraint
         except AttributeError:
+            return None
+        if constraint is not None:
             return None
         if not (nnodes == 1 or (nnodes == 0 and nslots == 1)):
             return None
@@ -327,26 +348,28 @@ class Planner(PlanBook):
         while heap:
             t, rank = heapq.heappop(heap)
             tend = window(t)
-            items = by_rank.get(rank, ())
-            over = [
-                item
-                for jobid in items
-                if jobid not in running
-                and (item := reservations[jobid]).start < tend
-                and item.end > t
-                and considered(item)
-            ]
+            # Its items in the window, and the first of their ends after t.
+            over = []
+            busy = []
+            nxt = INF
+            for jobid in by_rank.get(rank, ()):
+                item = running.get(jobid)
+                if item is None:
+                    item = reservations[jobid]
+                    if not considered(item):
+                        continue
+                    if item.start < tend and item.end > t:
+                        over.append(item)
+                elif item.end > t:
+                    busy.append(item)
+                end = item.end
+                if t < end < nxt:
+                    nxt = end
             if not over:
                 return t  # its running jobs leave room from the first key on
             used_c: set = set()
             used_g: set = set()
-            for jobid in items:
-                item = running.get(jobid)
-                if item is not None and item.end > t:
-                    cores, gpus = item.ranks[rank]
-                    used_c |= cores
-                    used_g |= gpus
-            for item in over:
+            for item in busy + over:
                 cores, gpus = item.ranks[rank]
                 used_c |= cores
                 used_g |= gpus
@@ -358,11 +381,6 @@ class Planner(PlanBook):
             ):
                 return t
             # Room on this rank can only come when one of its items ends.
-            nxt = INF
-            for jobid in items:
-                item = running.get(jobid) or reservations[jobid]
-                if t < item.end < nxt:
-                    nxt = item.end
             if nxt != INF:
                 key = admit(nxt)
                 if key is not None:
