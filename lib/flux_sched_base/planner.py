@@ -161,11 +161,16 @@ class Planner(PlanBook):
         exclude_held: bool = False,
         within: availability.Intervals | None = None,
         prefer_late: bool = False,
+        ranks: set[int] | None = None,
     ):
         """Earliest start at or after *floor* (before *limit*) and its R.
 
         The job's own reservation, if it holds one, is ignored.  *within*
         restricts the search to those start times (see :meth:`starts`).
+        *ranks* narrows it to the times at which one of those ranks can
+        host the job's share of a node: for a caller that knows the other
+        ranks got no lighter since the job's last answer, so offer nothing
+        earlier than it (a request on one rank then starts on one of them).
         With *prefer_late*, a start after now gets an R on the ranks that
         become free last, where the allocator can do without the others
         (see :meth:`_late_ranks`): right for a reservation that others
@@ -178,16 +183,13 @@ class Planner(PlanBook):
         """
         considered = self._considered(jobid, exclude_held)
         found = self._earliest_one_rank(
-            jobid, request, floor, include_floor, limit, considered, within
+            jobid, request, floor, include_floor, limit, considered, within, ranks
         )
+        question = (jobid, request, floor, include_floor, limit, exclude_held, within)
         if found is None:
-            found = self._earliest_by_candidates(
-                jobid, request, floor, include_floor, limit, exclude_held, within
-            )
+            found = self._earliest_by_candidates(*question, ranks)
         elif self.check_one_rank:
-            self._compare_one_rank(
-                found, jobid, request, floor, include_floor, limit, exclude_held, within
-            )
+            self._compare_one_rank(found, *question, ranks)
         if not found:
             return None
         t, R = found
@@ -218,7 +220,7 @@ class Planner(PlanBook):
             assert parse_ranks(general[1]) == parse_ranks(found[1]), "R differs"
 
     def _earliest_one_rank(
-        self, jobid, request, floor, include_floor, limit, considered, within
+        self, jobid, request, floor, include_floor, limit, considered, within, ranks
     ):
         """:meth:`earliest` (without *prefer_late*) for a request the
         allocator puts on one rank, found rank by rank: ``(t, R)``,
@@ -242,15 +244,17 @@ class Planner(PlanBook):
             return None
         duration = request.duration
         t = self._one_rank_start(
-            shape, duration, floor, include_floor, limit, considered, within
+            shape, duration, floor, include_floor, limit, considered, within, ranks
         )
         if t is None:
             return None
         if t == INF:
-            try:
-                self.pool.check_feasibility(request)
-            except InfeasibleRequest:
-                return None  # the general search raises, or finds no start
+            if ranks is None:
+                # (With *ranks*, the job's last answer placed it.)
+                try:
+                    self.pool.check_feasibility(request)
+                except InfeasibleRequest:
+                    return None  # the general search raises, or finds none
             return NO_START
         scratch = self._scratch()
         scratch.goto(t, self.window_end(t, duration), considered)
@@ -261,6 +265,11 @@ class Planner(PlanBook):
             return None
         scratch.unalloc(jobid)
         return t, R
+
+    def one_rank(self, request) -> bool:
+        """Is *request* searched for rank by rank (see :meth:`earliest`):
+        one slot or one node, no constraint, no instance expiration?"""
+        return self._one_rank_shape(request) is not None
 
     def _one_rank_shape(self, request) -> availability.Shape | None:
         """The per-rank :class:`~flux_sched_base.availability.Shape` of a
@@ -285,11 +294,12 @@ class Planner(PlanBook):
         return shape
 
     def _one_rank_start(
-        self, shape, duration, floor, include_floor, limit, considered, within
+        self, shape, duration, floor, include_floor, limit, considered, within, ranks
     ) -> float | None:
         """The first candidate start (see
         :meth:`~flux_sched_base.profile.Profile.candidates`) below *limit*
-        and inside *within* at which some up rank has room for *shape*
+        and inside *within* at which some up rank (of *ranks*, if given)
+        has room for *shape*
         during the whole window (see :meth:`_earliest_one_rank`); ``inf``
         if there is none, None if running jobs are overdue or share cores
         (the counts cannot say)."""
@@ -322,7 +332,7 @@ class Planner(PlanBook):
         node_cores, node_gpus = self.node_cores, self._node_gpus
         need_g = shape.gpus or 0
         heap = []
-        for rank in self.up:
+        for rank in self.up if ranks is None else self.up.intersection(ranks):
             steps = self.running_steps(rank)
             if steps is None:
                 return None
@@ -388,10 +398,26 @@ class Planner(PlanBook):
         return INF
 
     def _earliest_by_candidates(
-        self, jobid, request, floor, include_floor, limit, exclude_held, within
+        self, jobid, request, floor, include_floor, limit, exclude_held, within, ranks
     ):
         """:meth:`earliest` (without *prefer_late*) for any request: the
         count profile's candidate times, each asked of the allocator."""
+        if ranks is not None:
+            allowed = self.starts(
+                jobid,
+                request,
+                floor=floor,
+                limit=limit,
+                exclude_held=exclude_held,
+                ranks=ranks,
+                needed=1,
+            )
+            if allowed is not None:
+                if within is not None:
+                    allowed = availability.intersect(within, allowed)
+                if not allowed:
+                    return None
+                within = allowed
         duration = request.duration
         need = self.need(request)
         own_item = self.reservations.get(jobid)

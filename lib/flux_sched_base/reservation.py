@@ -243,6 +243,25 @@ class ReservationScheduler(CountedPlanning, PlanningScheduler):
         if lightened is False:
             lightened = self._lightened[span] = planner.lightened_since(checked)
         within = None
+        if lightened is not None and planner.one_rank(rr):
+            # Searched rank by rank: the lightened ranks alone, now first.
+            found = planner.earliest(
+                jobid, rr, floor=now, limit=res.start, ranks=lightened, prefer_late=True
+            )
+            if found is None or found[0] > now:
+                return found
+            R = planner.start_now(jobid, rr)
+            if R is not None:
+                return now, R
+            return planner.earliest(
+                jobid,
+                rr,
+                floor=now,
+                include_floor=False,
+                limit=res.start,
+                ranks=lightened,
+                prefer_late=True,
+            )
         if lightened is not None:
             within = self._lightened_starts(job, res, checked, lightened)
             if within is not None:
