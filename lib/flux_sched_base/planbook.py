@@ -139,6 +139,8 @@ class PlanBook:
         self.running: dict[int, Item] = {}
         self.reservations: dict[int, Item] = {}
         self.by_rank: dict[int, set[int]] = {}
+        #: Per rank, the jobs holding a reservation there.
+        self.reserved_on: dict[int, set[int]] = {}
         # Per rank, free stretches by request shape over all its items
         # (kept by Planner.starts, forgotten by _rank_changed).
         self._stretches: dict[int, dict] = {}
@@ -342,10 +344,13 @@ class PlanBook:
                 steps.pop(rank, None)
 
     def running_steps(self, rank: int) -> tuple | None:
-        """What the running jobs on *rank* leave free and free over time:
-        ``(free cores, free GPUs, ends, cores freed, GPUs freed)``, where
-        ``ends`` is the sorted list of their planned ends and the last two
-        lists count what is free again by each of them, cumulatively.  Kept
+        """What the running jobs on *rank* leave free, and free over time:
+        ``(free cores, free GPUs, ends, cores freed, GPUs freed, busy
+        cores, busy GPUs)``.  ``ends`` is the sorted list of their planned
+        ends; the next two lists count what is free again by each of them,
+        cumulatively; the last two hold, for each ``k`` up to
+        ``len(ends)``, the set of cores (GPUs) the jobs from the ``k``-th
+        end on hold: those still running just after ``ends[k - 1]``.  Kept
         until a running job on the rank comes, goes or changes its end.
         None if two of them hold the same core or GPU (a restart's hello
         may say so): then what they free is not the sum of their shares."""
@@ -354,25 +359,28 @@ class PlanBook:
             return steps[rank]
         running = self.running
         mine = []
-        held_c: set = set()
-        held_g: set = set()
         for jobid in self.by_rank.get(rank, ()):
             item = running.get(jobid)
             if item is not None:
                 cores, gpus = item.ranks[rank]
-                mine.append((item.end, len(cores), len(gpus)))
-                held_c |= cores
-                held_g |= gpus
+                mine.append((item.end, jobid, cores, gpus))
         mine.sort()
         ends, freed_c, freed_g = [], [], []
         c = g = 0
-        for end, nc, ng in mine:
-            c += nc
-            g += ng
+        for end, _, cores, gpus in mine:
+            c += len(cores)
+            g += len(gpus)
             ends.append(end)
             freed_c.append(c)
             freed_g.append(g)
-        if c != len(held_c) or g != len(held_g):
+        busy_c = [frozenset()]
+        busy_g = [frozenset()]
+        for _, _, cores, gpus in reversed(mine):
+            busy_c.append(busy_c[-1] | cores)
+            busy_g.append(busy_g[-1] | gpus)
+        busy_c.reverse()
+        busy_g.reverse()
+        if c != len(busy_c[0]) or g != len(busy_g[0]):
             found = None  # two jobs share a core: counts say nothing here
         else:
             found = (
@@ -381,8 +389,10 @@ class PlanBook:
                 ends,
                 freed_c,
                 freed_g,
+                busy_c,
+                busy_g,
             )
-        self._steps[rank] = found
+        steps[rank] = found
         return found
 
     def _remove_running(self, item: Item) -> None:
@@ -470,6 +480,13 @@ class PlanBook:
         self._res_starts.add((start, jobid))
         self.profile.add(start, end, item.vec, item.ranks)
         self._index(item)
+        reserved_on = self.reserved_on
+        for rank in ranks:
+            on = reserved_on.get(rank)
+            if on is None:
+                reserved_on[rank] = {jobid}
+            else:
+                on.add(jobid)
         self._heavier(ranks, start, end)
         item.validated = self.heavy_epoch
         return item
@@ -493,6 +510,12 @@ class PlanBook:
         self._res_starts.remove((item.start, jobid))
         self.profile.remove(item.start, item.end, item.vec, item.ranks)
         self._unindex(item)
+        reserved_on = self.reserved_on
+        for rank in item.ranks:
+            on = reserved_on[rank]
+            on.discard(jobid)
+            if not on:
+                del reserved_on[rank]
         if lighten:
             self._lighten(item.ranks)
         return item

@@ -332,11 +332,12 @@ class Planner(PlanBook):
         node_cores, node_gpus = self.node_cores, self._node_gpus
         need_g = shape.gpus or 0
         heap = []
+        kept = {}
         for rank in self.up if ranks is None else self.up.intersection(ranks):
             steps = self.running_steps(rank)
             if steps is None:
                 return None
-            free_c, free_g, ends, freed_c, freed_g = steps
+            free_c, free_g, ends, freed_c, freed_g, _, _ = steps
             total_c = node_cores.get(rank, 0)
             need_c = total_c if shape.cores is None else shape.cores
             if need_c > total_c or need_g > node_gpus.get(rank, 0):
@@ -348,48 +349,44 @@ class Planner(PlanBook):
             if need_g > free_g:
                 k = max(k, bisect.bisect_left(freed_g, need_g - free_g))
             if need_c <= free_c and need_g <= free_g or ends[k] <= first:
-                heap.append((first, rank))
+                key = first
             elif ends[k] != INF:
                 key = admit(ends[k])
-                if key is not None:
-                    heap.append((key, rank))
+                if key is None:
+                    continue
+            else:
+                continue
+            heap.append((key, rank))
+            kept[rank] = (steps, need_c)
         heapq.heapify(heap)
-        running, reservations, by_rank = self.running, self.reservations, self.by_rank
+        reservations, reserved_on = self.reservations, self.reserved_on
         while heap:
             t, rank = heapq.heappop(heap)
+            (free_c, free_g, ends, freed_c, freed_g, busy_c, busy_g), need_c = kept[
+                rank
+            ]
+            # Running jobs ending by t are gone (none is overdue): the
+            # others hold busy_c[k], busy_g[k].
+            k = bisect.bisect_right(ends, t)
+            nxt = ends[k] if k < len(ends) else INF
             tend = window(t)
-            # Its items in the window, and the first of their ends after t.
             over = []
-            busy = []
-            nxt = INF
-            for jobid in by_rank.get(rank, ()):
-                item = running.get(jobid)
-                if item is None:
-                    item = reservations[jobid]
-                    if not considered(item):
-                        continue
-                    if item.start < tend and item.end > t:
-                        over.append(item)
-                elif item.end > t:
-                    busy.append(item)
-                end = item.end
-                if t < end < nxt:
-                    nxt = end
+            for jobid in reserved_on.get(rank, ()):
+                item = reservations[jobid]
+                if considered(item):
+                    end = item.end
+                    if item.start < tend and end > t:
+                        over.append(item.ranks[rank])
+                    if t < end < nxt:
+                        nxt = end
             if not over:
                 return t  # its running jobs leave room from the first key on
-            used_c: set = set()
-            used_g: set = set()
-            for item in busy + over:
-                cores, gpus = item.ranks[rank]
-                used_c |= cores
-                used_g |= gpus
             total_c = node_cores.get(rank, 0)
-            need_c = total_c if shape.cores is None else shape.cores
-            if (
-                total_c - len(used_c) >= need_c
-                and node_gpus.get(rank, 0) - len(used_g) >= need_g
-            ):
-                return t
+            used_c = busy_c[k].union(*(cores for cores, _ in over))
+            if total_c - len(used_c) >= need_c:
+                used_g = busy_g[k].union(*(gpus for _, gpus in over))
+                if node_gpus.get(rank, 0) - len(used_g) >= need_g:
+                    return t
             # Room on this rank can only come when one of its items ends.
             if nxt != INF:
                 key = admit(nxt)
