@@ -216,6 +216,7 @@ class PlanBook:
         self.releases.reset(self.up, self.node_cores, self.running.values())
         self._held = None
         self._most_slots: dict = {}
+        self._one_rank_shapes: dict = {}
         if came_up:
             self._lighten(came_up)
         if went_down:

@@ -181,9 +181,8 @@ class Planner(PlanBook):
         :class:`~flux.resource.InfeasibleRequest` if the allocator finds the
         request structurally impossible.
         """
-        considered = self._considered(jobid, exclude_held)
         found = self._earliest_one_rank(
-            jobid, request, floor, include_floor, limit, considered, within, ranks
+            jobid, request, floor, include_floor, limit, exclude_held, within, ranks
         )
         question = (jobid, request, floor, include_floor, limit, exclude_held, within)
         if found is None:
@@ -194,6 +193,7 @@ class Planner(PlanBook):
             return None
         t, R = found
         if prefer_late and t > self.now:
+            considered = self._considered(jobid, exclude_held)
             R = self._late_ranks(jobid, request, t, considered, R)
         return t, R
 
@@ -220,7 +220,7 @@ class Planner(PlanBook):
             assert parse_ranks(general[1]) == parse_ranks(found[1]), "R differs"
 
     def _earliest_one_rank(
-        self, jobid, request, floor, include_floor, limit, considered, within, ranks
+        self, jobid, request, floor, include_floor, limit, exclude_held, within, ranks
     ):
         """:meth:`earliest` (without *prefer_late*) for a request the
         allocator puts on one rank, found rank by rank: ``(t, R)``,
@@ -229,7 +229,7 @@ class Planner(PlanBook):
 
         A rank can host the request from *t* if the cores and GPUs the
         items there hold during the window (running jobs and the
-        reservations *considered*) leave room for it.  That changes for
+        reservations the question respects) leave room.  That changes for
         the better only when an item on that rank ends, so each rank is
         read at the first candidate time (*floor*, or the first time after
         it at which something ends) its running jobs alone allow, and
@@ -244,7 +244,15 @@ class Planner(PlanBook):
             return None
         duration = request.duration
         t = self._one_rank_start(
-            shape, duration, floor, include_floor, limit, considered, within, ranks
+            shape,
+            duration,
+            floor,
+            include_floor,
+            limit,
+            jobid,
+            exclude_held,
+            within,
+            ranks,
         )
         if t is None:
             return None
@@ -257,6 +265,7 @@ class Planner(PlanBook):
                     return None  # the general search raises, or finds none
             return NO_START
         scratch = self._scratch()
+        considered = self._considered(jobid, exclude_held)
         scratch.goto(t, self.window_end(t, duration), considered)
         self.probes += 1
         try:
@@ -275,26 +284,44 @@ class Planner(PlanBook):
         """The per-rank :class:`~flux_sched_base.availability.Shape` of a
         request the allocator places on a single rank (one slot, or one
         node) with no constraint, when windows have no horizon; else None."""
+        if self.pool.expiration > 0.0:
+            return None
         try:
-            nnodes, nslots = request.nnodes, request.nslots
-            constraint = request.constraint
+            key = (
+                request.nnodes,
+                request.nslots,
+                request.slot_size,
+                request.gpu_per_slot,
+                request.exclusive,
+                request.constraint is None,
+            )
         except AttributeError:
             return None
-        if constraint is not None:
-            return None
-        if not (nnodes == 1 or (nnodes == 0 and nslots == 1)):
-            return None
-        if self.horizon() != INF:
-            return None
-        shape = availability.shape_of(
-            request, self.node_cores, self._node_gpus, self._most_slots
-        )
-        if shape is None or shape.nodes != 1:
-            return None
+        shapes = self._one_rank_shapes
+        if key in shapes:
+            return shapes[key]
+        nnodes, nslots, _, _, _, unconstrained = key
+        shape = None
+        if unconstrained and (nnodes == 1 or (nnodes == 0 and nslots == 1)):
+            shape = availability.shape_of(
+                request, self.node_cores, self._node_gpus, self._most_slots
+            )
+            if shape is not None and shape.nodes != 1:
+                shape = None
+        shapes[key] = shape
         return shape
 
     def _one_rank_start(
-        self, shape, duration, floor, include_floor, limit, considered, within, ranks
+        self,
+        shape,
+        duration,
+        floor,
+        include_floor,
+        limit,
+        own,
+        exclude_held,
+        within,
+        ranks,
     ) -> float | None:
         """The first candidate start (see
         :meth:`~flux_sched_base.profile.Profile.candidates`) below *limit*
@@ -360,6 +387,8 @@ class Planner(PlanBook):
             kept[rank] = (steps, need_c)
         heapq.heapify(heap)
         reservations, reserved_on = self.reservations, self.reserved_on
+        # The reservations the question leaves out: its own, the held ones.
+        held = self.held_ids if exclude_held else ()
         while heap:
             t, rank = heapq.heappop(heap)
             (free_c, free_g, ends, freed_c, freed_g, busy_c, busy_g), need_c = kept[
@@ -372,13 +401,14 @@ class Planner(PlanBook):
             tend = window(t)
             over = []
             for jobid in reserved_on.get(rank, ()):
+                if jobid == own or jobid in held:
+                    continue
                 item = reservations[jobid]
-                if considered(item):
-                    end = item.end
-                    if item.start < tend and end > t:
-                        over.append(item.ranks[rank])
-                    if t < end < nxt:
-                        nxt = end
+                end = item.end
+                if item.start < tend and end > t:
+                    over.append(item.ranks[rank])
+                if t < end < nxt:
+                    nxt = end
             if not over:
                 return t  # its running jobs leave room from the first key on
             total_c = node_cores.get(rank, 0)
