@@ -139,6 +139,8 @@ class PlanBook:
         self.running: dict[int, Item] = {}
         self.reservations: dict[int, Item] = {}
         self.by_rank: dict[int, set[int]] = {}
+        # Per rank, the sets of its cores and GPUs (see running_steps).
+        self._rank_sets: dict[int, tuple[frozenset, frozenset]] = {}
         #: Per rank, the jobs holding a reservation there.
         self.reserved_on: dict[int, set[int]] = {}
         # Per rank, free stretches by request shape over all its items
@@ -200,6 +202,7 @@ class PlanBook:
         # Capacity only grows: ranks that left may still hold running jobs.
         for rank, (cores, _) in ranks.items():
             self.node_cores[rank] = len(cores)
+        self._rank_sets.update(ranks)
         self._node_gpus.update((rank, len(gpus)) for rank, (_, gpus) in ranks.items())
         capacity = (
             sum(self.node_cores.values()),
@@ -353,8 +356,9 @@ class PlanBook:
         ``len(ends)``, the set of cores (GPUs) the jobs from the ``k``-th
         end on hold: those still running just after ``ends[k - 1]``.  Kept
         until a running job on the rank comes, goes or changes its end.
-        None if two of them hold the same core or GPU (a restart's hello
-        may say so): then what they free is not the sum of their shares."""
+        None if two of them hold the same core or GPU, or one holds a core
+        or GPU the rank does not list (a restart's hello may say so): then
+        what they free is not the sum of their shares of the rank."""
         steps = self._steps
         if rank in steps:
             return steps[rank]
@@ -381,8 +385,16 @@ class PlanBook:
             busy_g.append(busy_g[-1] | gpus)
         busy_c.reverse()
         busy_g.reverse()
-        if c != len(busy_c[0]) or g != len(busy_g[0]):
-            found = None  # two jobs share a core: counts say nothing here
+        own_c, own_g = self._rank_sets.get(rank, (frozenset(), frozenset()))
+        if (
+            c != len(busy_c[0])
+            or g != len(busy_g[0])
+            or not busy_c[0] <= own_c
+            or not busy_g[0] <= own_g
+        ):
+            # Two jobs share a core, or one holds a core the rank does not
+            # list (a restart's hello may say so): counts say nothing here.
+            found = None
         else:
             found = (
                 self.node_cores.get(rank, 0) - c,

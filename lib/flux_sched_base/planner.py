@@ -25,7 +25,9 @@ Fit is always decided by the pool's own allocator (``alloc`` on a
 constraints, GPUs, exclusive nodes and RFC 14 ranges behave exactly as in a
 real allocation.  A :class:`~flux_sched_base.profile.Profile` of aggregate
 usage prunes candidate times first, so the allocator runs only where the
-counts leave room.
+counts leave room; a request the allocator puts on one rank is searched
+rank by rank (what each rank's items hold during the window), and the
+allocator is asked once, where a rank has room.
 
 A queue of whole-node jobs, or of one-core-slot jobs, needs none of
 this: which nodes or cores a job gets does not matter, and a pass plans

@@ -158,6 +158,34 @@ def test_earliest_skips_a_window_whose_cores_are_taken_in_turn(one_rank, monkeyp
     assert planner.probes - probes == (1 if one_rank else 2)
 
 
+def test_a_hello_holding_a_core_the_rank_does_not_list_leaves_its_own_free():
+    """A restart's hello may give a running job a core beyond its rank's
+    own (core 4 of a 4-core node): the rank's four cores are all its own
+    to hand out, so three of them are free now beside the job on core 0,
+    while the other node has two.  Counting that core as one of the
+    rank's would put the earliest start at 100."""
+    pool, planner = make_planner(nodes=2, cores=4)
+    run(planner, pool, 1, slots=1, cores=1, duration=100.0)
+    run(planner, pool, 2, slots=1, cores=2, duration=1000.0)
+    assert [planner.running[j].ranks.keys() for j in (1, 2)] == [{0}, {1}]
+    held = ResourcePool(
+        {
+            "version": 1,
+            "execution": {
+                "R_lite": [{"rank": "0", "children": {"core": "4"}}],
+                "starttime": 0.0,
+                "expiration": NOW + 500.0,
+            },
+        }
+    )
+    pool.register_alloc(3, held)
+    planner.add_running(3, held, held.expiration)
+    planner.invalidate()
+    three = request(pool, slots=1, cores=3, duration=50.0)
+    t, R = planner.earliest(4, three, floor=NOW)
+    assert t == NOW and ranks_of(R) == {0}
+
+
 def test_starts_counts_ranks_free_for_the_whole_window():
     pool, planner = make_planner()
     # Reservations take every node in turn for 100 s: at each instant three
