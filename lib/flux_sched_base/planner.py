@@ -782,7 +782,7 @@ class Planner(PlanBook):
         duration = request.duration
         tend = self.window_end(now, duration)
         if not ignore_reservations and not self._counts_allow_now(
-            jobid, duration, need, exclude_held, tend
+            jobid, request, need, exclude_held, tend
         ):
             return None
         considered = self._considered(jobid, exclude_held)
@@ -832,14 +832,35 @@ class Planner(PlanBook):
         self.add_running(other, item.R, expiration)
         return item.R
 
-    def _counts_allow_now(self, jobid, duration, need, exclude_held, tend) -> bool:
+    def _counts_allow_now(self, jobid, request, need, exclude_held, tend) -> bool:
         """Do the counts let *need* (which fits the usage now) stay from
-        now until *tend*, around the reservations considered?"""
-        if next(self.reservations_overlapping(self.now, tend), None) is None:
+        now until *tend*, around the reservations considered?  For a
+        request on one rank, False also when no rank has room for the
+        whole window (see :meth:`_earliest_one_rank`)."""
+        now = self.now
+        if next(self.reservations_overlapping(now, tend), None) is None:
             # Only running jobs use anything in the window, and their
             # usage only falls as they end: what fits now fits throughout.
             # (Scanning the window would cost a step per running job.)
             return True
+        duration = request.duration
+        shape = self._one_rank_shape(request)
+        if shape is not None:
+            # No rank with room now for the whole window: the allocator
+            # would refuse, whatever the counts say.
+            t = self._one_rank_start(
+                shape,
+                duration,
+                now,
+                True,
+                math.nextafter(now, INF),
+                jobid,
+                exclude_held,
+                None,
+                None,
+            )
+            if t == INF:
+                return False
         own = self.reservations.get(jobid)
         own_spec = (own.start, own.end, own.vec) if own else None
         if not exclude_held:
