@@ -19,6 +19,7 @@ this class.
 
 from __future__ import annotations
 
+import bisect
 import math
 
 from flux.idset import IDset
@@ -148,6 +149,10 @@ class PlanBook:
         self._stretches: dict[int, dict] = {}
         # Per rank, what its running jobs free over time (see running_steps).
         self._steps: dict[int, tuple] = {}
+        # Per share of a rank, when its running jobs leave room for it on
+        # each up rank (see rank_bounds), and the ranks changed since.
+        self._bounds: dict[tuple, tuple] = {}
+        self._bounds_dirty: set[int] = set()
         # Per rank, a count of the changes to its items (see ranks_version).
         self._rank_versions: dict[int, int] = {}
         self._resources_version = 0
@@ -213,6 +218,8 @@ class PlanBook:
         self._max_node_cores = max(self.node_cores.values(), default=0)
         self._stretches.clear()  # capacities may have changed
         self._steps.clear()
+        self._bounds.clear()
+        self._bounds_dirty.clear()
         self._resources_version += 1
         self._machine = None  # see Planner.whole_nodes
         self.profile.capacity = capacity
@@ -346,6 +353,74 @@ class PlanBook:
         if steps:
             for rank in ranks:
                 steps.pop(rank, None)
+        if self._bounds:
+            self._bounds_dirty.update(ranks)
+
+    #: Shares :meth:`rank_bounds` keeps up to date at most (beyond, it
+    #: forgets them all): each running job that comes or goes updates all.
+    BOUNDS_KEPT = 16
+
+    def rank_bounds(self, cores: int | None, gpus: int):
+        """When the running jobs alone leave room for a share of *cores*
+        (None: every core of the node) and *gpus* on each up rank:
+        ``(bounds, unknown)``, where ``bounds`` is a sorted list of
+        ``(time, rank)`` (``-inf``: room now; a rank too small for the
+        share, or whose jobs never end, is left out) and ``unknown`` the
+        ranks :meth:`running_steps` cannot say about.  Kept up to date as
+        running jobs come and go."""
+        key = (cores, gpus)
+        kept = self._bounds
+        dirty = self._bounds_dirty
+        if dirty:
+            for (c, g), (by_rank, bounds, unknown) in kept.items():
+                for rank in dirty:
+                    old = by_rank.pop(rank, None)
+                    if old is not None and old != INF:
+                        bounds.remove((old, rank))
+                    unknown.discard(rank)
+                    if rank in self.up:
+                        self._keep_bound(rank, c, g, by_rank, bounds, unknown)
+            dirty.clear()
+        found = kept.get(key)
+        if found is None:
+            if len(kept) >= self.BOUNDS_KEPT:
+                kept.clear()
+            found = kept[key] = ({}, SortedList(), set())
+            for rank in self.up:
+                self._keep_bound(rank, cores, gpus, *found)
+        return found[1], found[2]
+
+    def _keep_bound(self, rank, cores, gpus, by_rank, bounds, unknown) -> None:
+        bound = self.rank_bound(rank, cores, gpus)
+        if bound is None:
+            unknown.add(rank)
+            return
+        by_rank[rank] = bound
+        if bound != INF:
+            bounds.add((bound, rank))
+
+    def rank_bound(self, rank: int, cores: int | None, gpus: int) -> float | None:
+        """When the running jobs on *rank* alone leave room for a share of
+        *cores* (None: every core) and *gpus*: ``-inf`` if now, ``inf`` if
+        never, None if :meth:`running_steps` cannot say."""
+        steps = self.running_steps(rank)
+        if steps is None:
+            return None
+        free_c, free_g, ends, freed_c, freed_g = steps[:5]
+        total_c = self.node_cores.get(rank, 0)
+        need_c = total_c if cores is None else cores
+        if need_c > total_c or gpus > self._node_gpus.get(rank, 0):
+            bound = INF
+        elif need_c <= free_c and gpus <= free_g:
+            bound = -INF
+        else:
+            k = 0
+            if need_c > free_c:
+                k = bisect.bisect_left(freed_c, need_c - free_c)
+            if gpus > free_g:
+                k = max(k, bisect.bisect_left(freed_g, gpus - free_g))
+            bound = ends[k]
+        return bound
 
     def running_steps(self, rank: int) -> tuple | None:
         """What the running jobs on *rank* leave free, and free over time:

@@ -360,42 +360,47 @@ class Planner(PlanBook):
             return INF
         node_cores, node_gpus = self.node_cores, self._node_gpus
         need_g = shape.gpus or 0
-        heap = []
-        kept = {}
-        for rank in self.up if ranks is None else self.up.intersection(ranks):
-            steps = self.running_steps(rank)
-            if steps is None:
+        up = self.up
+        if ranks is None:
+            bounds, unknown = self.rank_bounds(shape.cores, need_g)
+            if unknown:
                 return None
-            free_c, free_g, ends, freed_c, freed_g, _, _ = steps
-            total_c = node_cores.get(rank, 0)
-            need_c = total_c if shape.cores is None else shape.cores
-            if need_c > total_c or need_g > node_gpus.get(rank, 0):
-                continue
-            # The first of its running jobs' ends that leaves room.
-            k = 0
-            if need_c > free_c:
-                k = bisect.bisect_left(freed_c, need_c - free_c)
-            if need_g > free_g:
-                k = max(k, bisect.bisect_left(freed_g, need_g - free_g))
-            if need_c <= free_c and need_g <= free_g or ends[k] <= first:
-                key = first
-            elif ends[k] != INF:
-                key = admit(ends[k])
+        else:
+            bounds = []
+            for rank in up.intersection(ranks):
+                bound = self.rank_bound(rank, shape.cores, need_g)
+                if bound is None:
+                    return None
+                if bound != INF:
+                    bounds.append((bound, rank))
+            bounds.sort()
+
+        def ranks_by_bound():
+            """``(first time to read, rank)`` in the bounds' order."""
+            for bound, rank in bounds:
+                key = first if bound <= first else admit(bound)
                 if key is None:
-                    continue
-            else:
-                continue
-            heap.append((key, rank))
-            kept[rank] = (steps, need_c)
-        heapq.heapify(heap)
+                    return  # past the limit, as every later bound
+                yield key, rank
+
+        fresh = ranks_by_bound()
+        coming = next(fresh, None)
+        heap: list = []  # ranks read once, keyed by their next own end
+        running_steps = self.running_steps
         reservations, reserved_on = self.reservations, self.reserved_on
         # The reservations the question leaves out: its own, the held ones.
         held = self.held_ids if exclude_held else ()
-        while heap:
-            t, rank = heapq.heappop(heap)
-            (free_c, free_g, ends, freed_c, freed_g, busy_c, busy_g), need_c = kept[
-                rank
-            ]
+        while True:
+            if heap and (coming is None or heap[0] < coming):
+                t, rank = heapq.heappop(heap)
+            elif coming is not None:
+                t, rank = coming
+                coming = next(fresh, None)
+            else:
+                break
+            free_c, free_g, ends, freed_c, freed_g, busy_c, busy_g = running_steps(rank)
+            total_c = node_cores.get(rank, 0)
+            need_c = total_c if shape.cores is None else shape.cores
             # Running jobs ending by t are gone (none is overdue): the
             # others hold busy_c[k], busy_g[k].
             k = bisect.bisect_right(ends, t)
@@ -413,7 +418,6 @@ class Planner(PlanBook):
                     nxt = end
             if not over:
                 return t  # its running jobs leave room from the first key on
-            total_c = node_cores.get(rank, 0)
             used_c = busy_c[k].union(*(cores for cores, _ in over))
             if total_c - len(used_c) >= need_c:
                 used_g = busy_g[k].union(*(gpus for _, gpus in over))

@@ -186,6 +186,41 @@ def test_a_hello_holding_a_core_the_rank_does_not_list_leaves_its_own_free():
     assert t == NOW and ranks_of(R) == {0}
 
 
+def test_rank_bounds_follow_running_jobs_as_they_come_go_and_move():
+    """The kept per-rank times at which running jobs leave room for a
+    share equal a fresh reading after every change."""
+    pool, planner = make_planner(nodes=3, cores=4, gpus=1)
+
+    def fresh(cores, gpus):
+        found = [(planner.rank_bound(r, cores, gpus), r) for r in sorted(planner.up)]
+        return sorted((b, r) for b, r in found if b != INF)
+
+    shares = [(1, 0), (3, 0), (2, 1), (None, 0)]
+    for share in shares:
+        assert list(planner.rank_bounds(*share)[0]) == fresh(*share)
+    changes = [
+        lambda: run(planner, pool, 1, slots=1, cores=2, duration=100.0),
+        lambda: run(planner, pool, 2, slots=1, cores=3, duration=300.0, gpus=1),
+        lambda: run(planner, pool, 3, slots=1, cores=1, duration=50.0),
+        lambda: planner.set_expiration(2, NOW + 40.0),
+        lambda: (pool.free(1), planner.release(1, now=NOW)),
+        lambda: run(planner, pool, 4, nodes=1, slots=1, cores=4, duration=70.0),
+        lambda: (pool.free(3), planner.release(3, now=NOW)),
+    ]
+    for change in changes:
+        change()
+        for share in shares:
+            bounds, unknown = planner.rank_bounds(*share)
+            assert list(bounds) == fresh(*share) and not unknown
+    # Rank 2 is empty again, rank 1's GPU job ends at 40 (moved from 300),
+    # rank 0's whole-node job at 70.
+    assert list(planner.rank_bounds(2, 1)[0]) == [
+        (-INF, 2),
+        (NOW + 40.0, 1),
+        (NOW + 70.0, 0),
+    ]
+
+
 def test_starts_counts_ranks_free_for_the_whole_window():
     pool, planner = make_planner()
     # Reservations take every node in turn for 100 s: at each instant three
