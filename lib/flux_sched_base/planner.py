@@ -328,10 +328,10 @@ class Planner(PlanBook):
         """The first candidate start (see
         :meth:`~flux_sched_base.profile.Profile.candidates`) below *limit*
         and inside *within* at which some up rank (of *ranks*, if given)
-        has room for *shape*
-        during the whole window (see :meth:`_earliest_one_rank`); ``inf``
-        if there is none, None if running jobs are overdue or share cores
-        (the counts cannot say)."""
+        has room for *shape* during the whole window (see
+        :meth:`_earliest_one_rank`); ``inf`` if there is none, None if a
+        running job is overdue or a rank's running jobs cannot be counted
+        (see :meth:`~flux_sched_base.planbook.PlanBook.running_steps`)."""
         running_ends = self._running_ends
         if running_ends and running_ends[0][0] <= self.now:
             # An overdue job holds what the plan has free just after now.
