@@ -360,7 +360,7 @@ class PlanBook:
     #: forgets them all): each running job that comes or goes updates all.
     BOUNDS_KEPT = 16
 
-    def rank_bounds(self, cores: int | None, gpus: int):
+    def rank_bounds(self, cores: int | None, gpus: int) -> tuple[SortedList, set]:
         """When the running jobs alone leave room for a share of *cores*
         (None: every core of the node) and *gpus* on each up rank:
         ``(bounds, unknown)``, where ``bounds`` is a sorted list of
