@@ -45,24 +45,19 @@ queue in priority order (see :meth:`Planner.begin_pass`).
 
 from __future__ import annotations
 
-import bisect
 import contextlib
-import heapq
 import math
 import syslog
 
 from flux.job import JobID
-from flux.resource import InfeasibleRequest, InsufficientResources
+from flux.resource import InsufficientResources
 
 from flux_sched_base import availability, counts, rstamp
-from flux_sched_base.planbook import Item, PlanBook, parse_ranks, request_need
+from flux_sched_base.planbook import Item, parse_ranks, request_need
+from flux_sched_base.rank_search import RankSearch
 from flux_sched_base.scratch import Scratch
 
 INF = math.inf
-
-#: What :meth:`Planner._earliest_one_rank` says when no rank can host the
-#: request before the limit.
-NO_START = ()
 
 __all__ = ["Item", "Planner", "parse_ranks", "request_need"]
 
@@ -86,7 +81,7 @@ def _quiet(log):
         log.level = level
 
 
-class Planner(PlanBook):
+class Planner(RankSearch):
     """Answers a policy's questions about the plan (see the module doc).
 
     Args:
@@ -99,11 +94,6 @@ class Planner(PlanBook):
     #: Compare every rank's kept free stretches with ones read afresh from
     #: its items, failing on a difference (tests).
     check_kept = False
-
-    #: Answer every question :meth:`earliest` answers rank by rank for a
-    #: one-rank request the general way as well, failing on a difference
-    #: (tests).
-    check_one_rank = False
 
     def _scratch(self) -> Scratch:
         if self.scratch is None:
@@ -198,237 +188,6 @@ class Planner(PlanBook):
             considered = self._considered(jobid, exclude_held)
             R = self._late_ranks(jobid, request, t, considered, R)
         return t, R
-
-    def _compare_one_rank(self, found, *question) -> None:
-        """Fail unless the general search answers *question* as the one
-        rank by rank did (*found*; tests: ``check_one_rank``)."""
-        probes = self.probes  # the statistics count the answer's probes
-        general = self._earliest_by_candidates(*question)
-        self.probes = probes
-        if found is NO_START:
-            assert general is None, f"no start found, the general one {general[0]}"
-        elif general is None or general[0] != found[0]:
-            # Only a plan holding the same cores twice at once (held
-            # reservations in conflict) has counts that refuse what
-            # the allocator accepts: the general search skips it.
-            assert general is None or general[0] > found[0], (
-                f"one-rank search found {found[0]}, the general one {general[0]}"
-            )
-            assert self.profile.over_capacity(), (
-                f"one-rank search found {found[0]}, the general one "
-                f"{general and general[0]}, in a plan within capacity"
-            )
-        else:
-            assert parse_ranks(general[1]) == parse_ranks(found[1]), "R differs"
-
-    def _earliest_one_rank(
-        self, jobid, request, floor, include_floor, limit, exclude_held, within, ranks
-    ):
-        """:meth:`earliest` (without *prefer_late*) for a request the
-        allocator puts on one rank, found rank by rank: ``(t, R)``,
-        :data:`NO_START`, or None where this way cannot say (then the
-        general search answers).
-
-        A rank can host the request from *t* if the cores and GPUs the
-        items there hold during the window (running jobs and the
-        reservations the question respects) leave room.  That changes for
-        the better only when an item on that rank ends, so each rank is
-        read at the first candidate time (*floor*, or the first time after
-        it at which something ends) its running jobs alone allow, and
-        again after each of its own ends, lowest time first: the first
-        time some rank can host the request is the earliest start, and
-        the allocator, asked once there, gives R.  Per-rank room never
-        refuses what the allocator accepts, so a refusal there (a
-        constraint, a property) hands the question to the general search.
-        """
-        shape = self._one_rank_shape(request)
-        if shape is None:
-            return None
-        duration = request.duration
-        t = self._one_rank_start(
-            shape,
-            duration,
-            floor,
-            include_floor,
-            limit,
-            jobid,
-            exclude_held,
-            within,
-            ranks,
-        )
-        if t is None:
-            return None
-        if t == INF:
-            if ranks is None:
-                # (With *ranks*, the job's last answer placed it.)
-                try:
-                    self.pool.check_feasibility(request)
-                except InfeasibleRequest:
-                    return None  # the general search raises, or finds none
-            return NO_START
-        scratch = self._scratch()
-        considered = self._considered(jobid, exclude_held)
-        scratch.goto(t, self.window_end(t, duration), considered)
-        self.probes += 1
-        try:
-            R = scratch.alloc(jobid, request)
-        except InsufficientResources:
-            return None
-        scratch.unalloc(jobid)
-        return t, R
-
-    def one_rank(self, request) -> bool:
-        """Is *request* searched for rank by rank (see :meth:`earliest`):
-        one slot or one node, no constraint, no instance expiration?"""
-        return self._one_rank_shape(request) is not None
-
-    def _one_rank_shape(self, request) -> availability.Shape | None:
-        """The per-rank :class:`~flux_sched_base.availability.Shape` of a
-        request the allocator places on a single rank (one slot, or one
-        node) with no constraint, when windows have no horizon; else None."""
-        if self.pool.expiration > 0.0:
-            return None
-        try:
-            key = (
-                request.nnodes,
-                request.nslots,
-                request.slot_size,
-                request.gpu_per_slot,
-                request.exclusive,
-                request.constraint is None,
-            )
-        except AttributeError:
-            return None
-        shapes = self._one_rank_shapes
-        if key in shapes:
-            return shapes[key]
-        nnodes, nslots, _, _, _, unconstrained = key
-        shape = None
-        if unconstrained and (nnodes == 1 or (nnodes == 0 and nslots == 1)):
-            shape = availability.shape_of(
-                request, self.node_cores, self._node_gpus, self._most_slots
-            )
-            if shape is not None and shape.nodes != 1:
-                shape = None
-        shapes[key] = shape
-        return shape
-
-    def _one_rank_start(
-        self,
-        shape,
-        duration,
-        floor,
-        include_floor,
-        limit,
-        own,
-        exclude_held,
-        within,
-        ranks,
-    ) -> float | None:
-        """The first candidate start (see
-        :meth:`~flux_sched_base.profile.Profile.candidates`) below *limit*
-        and inside *within* at which some up rank (of *ranks*, if given)
-        has room for *shape* during the whole window (see
-        :meth:`_earliest_one_rank`); ``inf`` if there is none, None if a
-        running job is overdue or a rank's running jobs cannot be counted
-        (see :meth:`~flux_sched_base.planbook.PlanBook.running_steps`)."""
-        running_ends = self._running_ends
-        if running_ends and running_ends[0][0] <= self.now:
-            # An overdue job holds what the plan has free just after now.
-            return None
-        profile = self.profile
-        window = self.window(duration)
-        highs = None if within is None else [v for _, v in within]
-
-        def admit(t):
-            """*t* (a candidate), or the first candidate in *within* after
-            it; None past *limit*."""
-            while t is not None and t < limit:
-                if highs is None:
-                    return t
-                j = bisect.bisect_left(highs, t)
-                if j == len(highs):
-                    return None
-                low = within[j][0]
-                if low <= t:
-                    return t
-                t = profile.next_end(low, strict=False)
-            return None
-
-        first = admit(floor if include_floor else profile.next_end(floor, strict=True))
-        if first is None:
-            return INF
-        node_cores, node_gpus = self.node_cores, self._node_gpus
-        need_g = shape.gpus or 0
-        up = self.up
-        if ranks is None:
-            bounds, unknown = self.rank_bounds(shape.cores, need_g)
-            if unknown:
-                return None
-        else:
-            bounds = []
-            for rank in up.intersection(ranks):
-                bound = self.rank_bound(rank, shape.cores, need_g)
-                if bound is None:
-                    return None
-                if bound != INF:
-                    bounds.append((bound, rank))
-            bounds.sort()
-
-        def ranks_by_bound():
-            """``(first time to read, rank)`` in the bounds' order."""
-            for bound, rank in bounds:
-                key = first if bound <= first else admit(bound)
-                if key is None:
-                    return  # past the limit, as every later bound
-                yield key, rank
-
-        fresh = ranks_by_bound()
-        coming = next(fresh, None)
-        heap: list = []  # ranks read once, keyed by their next own end
-        running_steps = self.running_steps
-        reservations, reserved_on = self.reservations, self.reserved_on
-        # The reservations the question leaves out: its own, the held ones.
-        held = self.held_ids if exclude_held else ()
-        while True:
-            if heap and (coming is None or heap[0] < coming):
-                t, rank = heapq.heappop(heap)
-            elif coming is not None:
-                t, rank = coming
-                coming = next(fresh, None)
-            else:
-                break
-            free_c, free_g, ends, freed_c, freed_g, busy_c, busy_g = running_steps(rank)
-            total_c = node_cores.get(rank, 0)
-            need_c = total_c if shape.cores is None else shape.cores
-            # Running jobs ending by t are gone (none is overdue): the
-            # others hold busy_c[k], busy_g[k].
-            k = bisect.bisect_right(ends, t)
-            nxt = ends[k] if k < len(ends) else INF
-            tend = window(t)
-            over = []
-            for jobid in reserved_on.get(rank, ()):
-                if jobid == own or jobid in held:
-                    continue
-                item = reservations[jobid]
-                end = item.end
-                if item.start < tend and end > t:
-                    over.append(item.ranks[rank])
-                if t < end < nxt:
-                    nxt = end
-            if not over:
-                return t  # its running jobs leave room from the first key on
-            used_c = busy_c[k].union(*(cores for cores, _ in over))
-            if total_c - len(used_c) >= need_c:
-                used_g = busy_g[k].union(*(gpus for _, gpus in over))
-                if node_gpus.get(rank, 0) - len(used_g) >= need_g:
-                    return t
-            # Room on this rank can only come when one of its items ends.
-            if nxt != INF:
-                key = admit(nxt)
-                if key is not None:
-                    heapq.heappush(heap, (key, rank))
-        return INF
 
     def _earliest_by_candidates(
         self, jobid, request, floor, include_floor, limit, exclude_held, within, ranks

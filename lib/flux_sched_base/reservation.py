@@ -55,6 +55,7 @@ at the same times).
 
 from __future__ import annotations
 
+import functools
 import heapq
 import math
 import time
@@ -245,23 +246,20 @@ class ReservationScheduler(CountedPlanning, PlanningScheduler):
         within = None
         if lightened is not None and planner.one_rank(rr):
             # Searched rank by rank: the lightened ranks alone, now first.
-            found = planner.earliest(
-                jobid, rr, floor=now, limit=res.start, ranks=lightened, prefer_late=True
-            )
-            if found is None or found[0] > now:
-                return found
-            R = planner.start_now(jobid, rr)
-            if R is not None:
-                return now, R
-            return planner.earliest(
+            search = functools.partial(
+                planner.earliest,
                 jobid,
                 rr,
                 floor=now,
-                include_floor=False,
                 limit=res.start,
                 ranks=lightened,
                 prefer_late=True,
             )
+            found = search()
+            if found is None or found[0] > now:
+                return found
+            R = planner.start_now(jobid, rr)
+            return (now, R) if R is not None else search(include_floor=False)
         if lightened is not None:
             within = self._lightened_starts(job, res, checked, lightened)
             if within is not None:

@@ -342,24 +342,13 @@ class FifoScheduler(PlanningScheduler):
         held = planner.reservations.get(jobid)
         if held is None or held.start != start or not planner.still_valid(held):
             return False, None  # dropped (its priority rose), or in conflict
-        within = None
+        ranks = None
         if not lowered:
             if lightened == set():
                 return True, None
-            if lightened is not None:
-                # A start the job did not have before uses a rank that got
-                # lighter: read only the times one of them could host it.
-                within = planner.starts(
-                    jobid,
-                    rr,
-                    floor=floor,
-                    limit=start,
-                    exclude_held=True,
-                    ranks=lightened,
-                    needed=1,
-                )
-                if within is not None and not within:
-                    return True, None
+            # A start the job did not have before uses a rank that got
+            # lighter: only the times one of them could host it are read.
+            ranks = lightened
         found = planner.earliest(
             jobid,
             rr,
@@ -367,7 +356,7 @@ class FifoScheduler(PlanningScheduler):
             include_floor=include_floor,
             limit=start,
             exclude_held=True,
-            within=within,
+            ranks=ranks,
         )
         return found is None, found
 
