@@ -409,11 +409,18 @@ class Planner(RankSearch):
                     fresh = self._stretches_on(rank, shape, considered, False)
                     assert fresh == found, f"kept stretches of rank {rank} differ"
                 return found
-        events = []
-        for start, end, cores, gpus in self._items_on(rank, considered):
-            events.append((start, cores, gpus))
-            if end != INF:
-                events.append((end, -cores, -gpus))
+        # Every shape asked of a rank reads the same usage changes: with
+        # the whole view they are kept with its stretches.
+        events = kept.get(None) if whole_view else None
+        if events is None:
+            events = []
+            for start, end, cores, gpus in self._items_on(rank, considered):
+                events.append((start, cores, gpus))
+                if end != INF:
+                    events.append((end, -cores, -gpus))
+            events.sort()
+            if whole_view:
+                kept[None] = events
         found = availability.free_stretches(
             events, self.node_cores.get(rank, 0), self._node_gpus.get(rank, 0), shape
         )

@@ -9,7 +9,9 @@ is found by reading each rank at the first time its running jobs allow
 each of its own ends, earliest first, and the allocator is asked once,
 where a rank has room.  :class:`~flux_sched_base.planner.Planner` asks
 this first and its general search (count profile, then allocator probes)
-where this one cannot say.
+where this one cannot say.  :meth:`RankSearch.ranks_with_room` answers the
+cheaper question a compression asks first: which of a few ranks could host
+the job at all before its reservation.
 """
 
 from __future__ import annotations
@@ -33,8 +35,8 @@ NO_START = ()
 class RankSearch(PlanBook):
     """The one-rank search of the planner (see the module doc); the
     :class:`~flux_sched_base.planner.Planner` subclass provides the scratch
-    copy (``_scratch``) and the general search (``_earliest_by_candidates``)
-    it falls back on."""
+    copy (``_scratch``), the general search (``_earliest_by_candidates``)
+    it falls back on and the ranks' free stretches (``_stretches_on``)."""
 
     #: Answer every question ``earliest`` answers rank by rank for a
     #: one-rank request the general way as well, failing on a difference
@@ -118,6 +120,82 @@ class RankSearch(PlanBook):
             return None
         scratch.unalloc(jobid)
         return t, R
+
+    def ranks_with_room(
+        self, jobid: int, request, ranks, floor: float, limit: float
+    ) -> set[int] | None:
+        """Of *ranks*, the up ones that could host a one-rank *request*
+        for its whole window from some time in ``[floor, limit)``, its own
+        reservation left out; None if the request is not searched rank by
+        rank (see :meth:`one_rank`).
+
+        Read from each rank's free stretches (kept until an item on the
+        rank changes, as the general search's :meth:`starts` reads them),
+        so it costs a few comparisons per rank.  Those count what the
+        items hold: in a plan where two reservations hold the same core at
+        once (one placed ahead of a held one in a pass) a rank may be left
+        out that the allocator would accept, as the general search leaves
+        it out.  A running job past its end counts as ended, which only
+        keeps more ranks.
+        """
+        shape = self._one_rank_shape(request)
+        if shape is None:
+            return None
+        considered = self._considered(jobid, False)
+        own = self.reservations.get(jobid)
+        partial = own.ranks if own is not None else ()
+        duration = request.duration
+        stretches_on, kept = self._stretches_on, self._stretches
+        key = (shape.cores, shape.gpus)
+        out = set()
+        for rank in self.up.intersection(ranks):
+            found = kept.get(rank)
+            if found is not None:
+                found = found.get(key)
+            if found is None or rank in partial or self.check_kept:
+                found = stretches_on(rank, shape, considered, rank not in partial)
+            for a, b in found:
+                u = a if a > floor else floor
+                if u >= limit:
+                    break
+                if (b - u >= duration) if duration > 0.0 else b == INF:
+                    out.add(rank)
+                    break
+            else:
+                if self.check_one_rank:
+                    self._check_no_room(jobid, request, rank, floor, limit)
+        return out
+
+    def _check_no_room(self, jobid, request, rank, floor, limit) -> None:
+        """Fail if the one-rank search finds a start on *rank* that
+        :meth:`ranks_with_room` left out, unless items on the rank hold the
+        same core or GPU at once (tests: ``check_one_rank``)."""
+        probes = self.probes
+        found = self._earliest_one_rank(
+            jobid, request, floor, True, limit, False, None, {rank}
+        )
+        self.probes = probes
+        if found:
+            assert self._rank_in_conflict(rank, jobid), (
+                f"rank {rank} can host job {jobid} at {found[0]} "
+                "but was left out as having no room"
+            )
+
+    def _rank_in_conflict(self, rank: int, own: int) -> bool:
+        """Do two items on *rank* (the reservation of *own* left out) hold
+        the same core or GPU at the same time?"""
+        items = [
+            self.item(jobid) for jobid in self.by_rank.get(rank, ()) if jobid != own
+        ]
+        for i, a in enumerate(items):
+            a_start = -INF if a.start is None else a.start
+            for b in items[i + 1 :]:
+                b_start = -INF if b.start is None else b.start
+                if a_start < b.end and b_start < a.end:
+                    (ac, ag), (bc, bg) = a.ranks[rank], b.ranks[rank]
+                    if ac & bc or ag & bg:
+                        return True
+        return False
 
     def one_rank(self, request) -> bool:
         """Is *request* searched for rank by rank (see :meth:`earliest`):

@@ -245,7 +245,12 @@ class ReservationScheduler(CountedPlanning, PlanningScheduler):
             lightened = self._lightened[span] = planner.lightened_since(checked)
         within = None
         if lightened is not None and planner.one_rank(rr):
-            # Searched rank by rank: the lightened ranks alone, now first.
+            # Most holders find no room before their start on any lightened
+            # rank: a few comparisons per rank say so without a search.
+            lightened = planner.ranks_with_room(jobid, rr, lightened, now, res.start)
+            if not lightened:
+                return None
+            # Searched rank by rank: those ranks alone, now first.
             search = functools.partial(
                 planner.earliest,
                 jobid,

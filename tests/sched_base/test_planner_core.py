@@ -158,6 +158,32 @@ def test_earliest_skips_a_window_whose_cores_are_taken_in_turn(one_rank, monkeyp
     assert planner.probes - probes == (1 if one_rank else 2)
 
 
+def test_ranks_with_room_before_a_limit_leave_the_jobs_own_reservation_out():
+    """Rank 0 is busy until 300, rank 1 until 100 and then reserved for
+    job 5 from 150: a 50 s window starting before 200 fits on rank 1
+    alone (from 100), none before 100; a 200 s one before 150 on neither,
+    except for job 5 on rank 1 (its own reservation left out); rank 0
+    takes it from 300."""
+    pool, planner = make_planner(nodes=2, cores=4)
+    run(planner, pool, 1, nodes=1, slots=1, cores=4, duration=300.0)
+    run(planner, pool, 2, nodes=1, slots=1, cores=4, duration=100.0)
+    assert [set(planner.running[j].ranks) for j in (1, 2)] == [{0}, {1}]
+    whole = request(pool, nodes=1, cores=4, duration=100.0)
+    t, R = planner.earliest(5, whole, floor=NOW + 150.0)
+    planner.reserve(5, t, t + 100.0, R)
+    assert t == NOW + 150.0 and ranks_of(R) == {1}
+    one = request(pool, slots=1, cores=1, duration=50.0)
+    longer = request(pool, slots=1, cores=1, duration=200.0)
+    up = planner.up
+    assert planner.ranks_with_room(6, one, up, NOW, NOW + 200.0) == {1}
+    assert planner.ranks_with_room(6, one, up, NOW, NOW + 100.0) == set()
+    assert planner.ranks_with_room(6, longer, up, NOW, NOW + 150.0) == set()
+    assert planner.ranks_with_room(5, longer, up, NOW, NOW + 150.0) == {1}
+    assert planner.ranks_with_room(6, longer, {0}, NOW, NOW + 301.0) == {0}
+    constrained = request(pool, slots=1, cores=1, constraints={"ranks": ["1"]})
+    assert planner.ranks_with_room(6, constrained, up, NOW, INF) is None
+
+
 def test_a_hello_holding_a_core_the_rank_does_not_list_leaves_its_own_free():
     """A restart's hello may give a running job a core beyond its rank's
     own (core 4 of a 4-core node): the rank's four cores are all its own
@@ -455,6 +481,32 @@ def probed_earliest(planner, jobid, rr, floor, exclude_held):
     return None
 
 
+def probed_ranks(planner, jobid, rr, floor, limit):
+    """The ranks on which, alone, the allocator places *rr* at a time in
+    ``[floor, limit)`` (every other rank hidden from a scratch copy)."""
+    considered = planner._considered(jobid, False)
+    times = {floor}
+    times.update(item.end for item in planner.running.values())
+    times.update(item.end for item in planner.reservations.values())
+    found = set()
+    for rank in sorted(planner.up):
+        others = planner.up - {rank}
+        for t in sorted(x for x in times if floor <= x < limit):
+            scratch = planner._scratch()
+            scratch.goto(t, planner.window_end(t, rr.duration), considered)
+            scratch.set_up(others, False)
+            try:
+                scratch.alloc(jobid, rr)
+            except InsufficientResources:
+                continue
+            finally:
+                scratch.set_up(others, True)
+            scratch.unalloc(jobid)
+            found.add(rank)
+            break
+    return found
+
+
 @settings(
     max_examples=200,
     deadline=None,
@@ -524,6 +576,14 @@ def test_earliest_finds_the_first_time_the_allocator_accepts(
         # Rank by rank the planner knows where each node's share fits:
         # after one refusal, the allocator is asked only where it accepts.
         assert planner.probes - probes <= 2
+        if nodes != 2 and not exclude_held:
+            # Which ranks could host it before a limit, as a compression
+            # asks first, counts cores: never fewer ranks than the
+            # allocator takes (more where a window has a free core at
+            # every instant but no one core for all of it).
+            limit = floor + 100.0
+            room = planner.ranks_with_room(jobid, rr, planner.up, floor, limit)
+            assert probed_ranks(planner, jobid, rr, floor, limit) <= room
         jobid += 1
 
 
