@@ -123,10 +123,14 @@ class ReservationScheduler(CountedPlanning, PlanningScheduler):
             if len(holders) >= depth:
                 break
             cutoff = queue_order(job)
+            probes = planner.probes
             if self._hold(job, waiting):
                 holders.add(job.jobid)
                 waiting = True
-            yield
+            # A holder that kept its reservation without asking the
+            # allocator is a cheap step (most of them, on a long queue).
+            if planner.probes != probes or self._started_in_step or self.cheap_yield():
+                yield
         self._end_holder_phase(holders)
         if len(holders) >= depth:
             yield from self._backfill_phase(cutoff)
