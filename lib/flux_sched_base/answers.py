@@ -57,6 +57,17 @@ def r_key(jobid: int) -> str:
     return f"job.{digits[:4]}.{digits[4:8]}.{digits[8:12]}.{digits[12:]}.R"
 
 
+class _KeysInOrder(dict):
+    """The ``sched`` keys a request was annotated with, as the set
+    flux-python keeps, but iterated in the order they were first sent: its
+    SUCCESS nulls them in that order, the same in every run (a set's order
+    follows the interpreter's string hash seed)."""
+
+    def update(self, keys) -> None:  # type: ignore[override]
+        for key in keys:
+            self[key] = None
+
+
 def _request(scheduler, msg, jobid: int) -> AllocRequest:
     """An :class:`AllocRequest` for *msg*, whose job id is *jobid*."""
     if getattr(AllocRequest, "__slots__", None) != _REQUEST_SLOTS:
@@ -65,7 +76,7 @@ def _request(scheduler, msg, jobid: int) -> AllocRequest:
     request._scheduler = scheduler
     request._msg = msg
     request.jobid = jobid
-    request._annotated_sched_keys = set()
+    request._annotated_sched_keys = _KeysInOrder()
     request._finalized = False
     return request
 
