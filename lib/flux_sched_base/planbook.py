@@ -158,6 +158,7 @@ class PlanBook:
         self._resources_version = 0
         self._running_ends = SortedList()  # (end, jobid)
         self._res_starts = SortedList()  # (start, jobid)
+        self._res_ends = SortedList()  # (end, jobid)
         self.node_cores: dict[int, int] = {}
         self._node_gpus: dict[int, int] = {}
         self._max_node_cores = 0
@@ -566,6 +567,7 @@ class PlanBook:
         item.checked = self.lighten_epoch
         self.reservations[jobid] = item
         self._res_starts.add((start, jobid))
+        self._res_ends.add((end, jobid))
         self.profile.add(start, end, item.vec, item.ranks)
         self._index(item)
         reserved_on = self.reserved_on
@@ -596,6 +598,7 @@ class PlanBook:
         self._settle_item(item)
         del self.reservations[jobid]
         self._res_starts.remove((item.start, jobid))
+        self._res_ends.remove((item.end, jobid))
         self.profile.remove(item.start, item.end, item.vec, item.ranks)
         self._unindex(item)
         reserved_on = self.reserved_on

@@ -316,36 +316,11 @@ class Planner(RankSearch):
         at *t*; *R* is the allocator's own choice there.
         """
         now = self.now
-        # When each up rank last got lighter before t: the latest end, in
-        # (now, t], of a running job or respected reservation on it.
-        since = dict.fromkeys(self.up, now)
-        ending = [
-            self.running[jobid]
-            for _, jobid in self._running_ends.irange(
-                (now, INF), (t, INF), inclusive=(False, True)
-            )
-        ]
-        ending += [
-            item
-            for item in self.reservations_overlapping(now, t)
-            if item.end <= t and considered(item)
-        ]
-        for item in ending:
-            for rank in item.ranks:
-                if since.get(rank, INF) < item.end:
-                    since[rank] = item.end
-        order = sorted(
-            (rank for rank, when in since.items() if when < t),
-            key=lambda rank: (since[rank], rank),
-        )
-        if not order:
-            return R
         scratch = self.scratch
         pool = scratch.pool
 
-        def without(k: int):
-            """The allocator's choice with the *k* earliest-free ranks hidden."""
-            hidden = order[:k]
+        def without(hidden):
+            """The allocator's choice with the ranks *hidden* left out."""
             scratch.set_up(hidden, False)
             self.probes += 1
             try:
@@ -358,21 +333,52 @@ class Planner(RankSearch):
                 scratch.set_up(hidden, True)
             return found
 
-        # Often the ranks freed at t are enough, or they and as many
-        # early-free ones as R has ranks: one or two probes.  Otherwise the
-        # most that can be hidden, by bisection (hiding more never helps
-        # the allocator).
-        found = without(len(order))
+        # Often the ranks freed at t (something on them ends then) are
+        # enough: one probe with every other rank hidden, and when those
+        # got lighter need not be worked out.
+        freed_at_t: set[int] = set()
+        for _, other in self._running_ends.irange((t, -INF), (t, INF)):
+            freed_at_t.update(self.running[other].ranks)
+        reservations = self.reservations
+        for _, other in self._res_ends.irange((t, -INF), (t, INF)):
+            item = reservations[other]
+            if considered(item):
+                freed_at_t.update(item.ranks)
+        earlier = self.up - freed_at_t
+        if not earlier:
+            return R
+        found = without(earlier)
         if found is not None:
             return found
+        # When each of those ranks last got lighter before t: the latest
+        # end, in (now, t), of a running job or respected reservation on it.
+        since = dict.fromkeys(earlier, now)
+        ending = [
+            self.running[jobid]
+            for _, jobid in self._running_ends.irange(
+                (now, INF), (t, -INF), inclusive=(False, False)
+            )
+        ]
+        ending += [
+            item
+            for item in self.reservations_overlapping(now, t)
+            if item.end < t and considered(item)
+        ]
+        for item in ending:
+            for rank in item.ranks:
+                if since.get(rank, INF) < item.end:
+                    since[rank] = item.end
+        order = sorted(since, key=lambda rank: (since[rank], rank))
+        # As many early-free ones as R has ranks, or else the most that can
+        # be hidden, by bisection (hiding more never helps the allocator).
         k = max(0, len(order) - len(parse_ranks(R)))
-        found = without(k) if k > 0 else None
+        found = without(order[:k]) if k > 0 else None
         if found is not None:
             return found
         best, lo, hi = R, 0, k - 1
         while lo < hi:
             k = (lo + hi + 1) // 2
-            found = without(k)
+            found = without(order[:k])
             if found is None:
                 hi = k - 1
             else:

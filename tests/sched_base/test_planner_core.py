@@ -481,6 +481,28 @@ def probed_earliest(planner, jobid, rr, floor, exclude_held):
     return None
 
 
+def late_rank_expected(planner, jobid, rr, t):
+    """Where a one-rank reservation at *t* belongs (see
+    ``Planner._late_ranks``): on a rank something leaves exactly at *t*
+    if one of them can host it then (the set of them), else on the rank
+    that got lighter last before *t* among those that can."""
+    now = planner.now
+    considered = planner._considered(jobid, False)
+    since = dict.fromkeys(planner.up, now)
+    items = list(planner.running.values())
+    items += [r for r in planner.reservations.values() if considered(r)]
+    for item in items:
+        if now < item.end <= t:
+            for rank in item.ranks:
+                if rank in since:
+                    since[rank] = max(since[rank], item.end)
+    hosts = probed_ranks(planner, jobid, rr, t, math.nextafter(t, INF))
+    freed_at_t = {rank for rank in hosts if since[rank] == t}
+    if freed_at_t:
+        return freed_at_t
+    return {max(hosts, key=lambda rank: (since[rank], rank))}
+
+
 def probed_ranks(planner, jobid, rr, floor, limit):
     """The ranks on which, alone, the allocator places *rr* at a time in
     ``[floor, limit)`` (every other rank hidden from a scratch copy)."""
@@ -584,6 +606,13 @@ def test_earliest_finds_the_first_time_the_allocator_accepts(
             limit = floor + 100.0
             room = planner.ranks_with_room(jobid, rr, planner.up, floor, limit)
             assert probed_ranks(planner, jobid, rr, floor, limit) <= room
+            # A reservation after now goes where the others stay free
+            # longest (the ranks freed last).
+            late = planner.earliest(jobid, rr, floor=floor, prefer_late=True)
+            if late is not None and late[0] > now:
+                assert ranks_of(late[1]) <= late_rank_expected(
+                    planner, jobid, rr, late[0]
+                )
         jobid += 1
 
 
