@@ -555,12 +555,26 @@ class Profile:
         if cache is None or cache[0] != self.version or cache[1] != floor:
             times, *columns = self._table()
             first = bisect.bisect_right(times, floor) - 1  # the step holding floor
-            maxima = [list(accumulate(column[first:], max)) for column in columns]
-            cache = self._prefix_cache = (self.version, floor, times, first, maxima)
-        _, _, times, first, maxima = cache
+            # Per column, built when first asked: the usage's maximum from
+            # floor on, and its prefix maxima (the usage over a window).
+            cache = (self.version, floor, times, first, columns, [None] * 4, [None] * 4)
+            self._prefix_cache = cache
+        _, _, times, first, columns, peaks, maxima = cache
         # The last step of the window: the last one before tend.
         j = bisect.bisect_left(times, tend, first + 1) - 1 - first
-        return all(maxima[i][j] + need[i] <= cap[i] for i in range(4))
+        for i in range(4):
+            if need[i] == 0:
+                # Nothing asked of this column (GPUs, whole nodes for a
+                # slot): it only matters where usage exceeds capacity.
+                if peaks[i] is None:
+                    peaks[i] = max(columns[i][first:])
+                if peaks[i] <= cap[i]:
+                    continue
+            if maxima[i] is None:
+                maxima[i] = list(accumulate(columns[i][first:], max))
+            if maxima[i][j] + need[i] > cap[i]:
+                return False
+        return True
 
     def free_now_upper(self) -> Vec:
         """Upper bound on what is free now (capacity minus running usage)."""
