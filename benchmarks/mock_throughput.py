@@ -21,8 +21,10 @@ and shown by its file name (flux-core's own ``sched-fifo.py`` or
 ``sched-backfill.py``, or yours).  Jobs are ``--shape slots`` (one slot of 1-4 cores: the
 reservation schedulers plan with the allocator) or ``--shape tasks``
 (1-4 one-core slots: they plan with core counts).  Prints the mean, best
-and worst rate over ``--repeat`` runs and each scheduler's ratio to the
-minimal one; the machine is noisy, so compare within one run.
+and worst rate over ``--repeat`` runs, each scheduler's ratio to the
+minimal one, and the mean process CPU seconds of a run (``cpu s``: load
+from other processes stretches the wall time the rates come from, not
+this); the machine is noisy, so compare within one run.
 
     python benchmarks/mock_throughput.py [--jobs 2000 20000] [--repeat 3]
         [--schedulers null minimal fifo easy conservative PATH.py]
@@ -203,18 +205,25 @@ def _rounds(args) -> None:
     print(f"offered load {args.load:g}, {args.nodes} x {args.cores} cores")
     print(
         f"{'scheduler':<20} {'jobs':>7} {'mean jobs/s':>12} {'best':>8} "
-        f"{'worst':>8} {'vs minimal':>10} {'messages':>9} {'max queue':>9}"
+        f"{'worst':>8} {'vs minimal':>10} {'messages':>9} {'max queue':>9} "
+        f"{'cpu s':>8}"
     )
     for njobs in args.jobs:
         # Rounds alternate the schedulers, so drift in machine load hits all.
         walls: dict[str, list[float]] = {name: [] for name in args.schedulers}
+        cpus: dict[str, list[float]] = {name: [] for name in args.schedulers}
         messages = {}
         queues = {}
         for _ in range(args.repeat):
             for name in args.schedulers:
+                # Process CPU time (the module runs in a thread of this
+                # process): other load on the machine stretches wall time,
+                # not this.
+                cpu = time.process_time()
                 wall, broker, longest = run_once(
                     njobs, name, args.shape, args.nodes, args.cores, args.load
                 )
+                cpus[name].append(time.process_time() - cpu)
                 walls[name].append(wall)
                 messages[name] = len(broker.transcript)
                 queues[name] = longest
@@ -228,7 +237,7 @@ def _rounds(args) -> None:
             print(
                 f"{label(name):<20} {njobs:>7} {mean:>12.0f} {max(rates):>8.0f} "
                 f"{min(rates):>8.0f} {ratio:>10} {messages[name]:>9} "
-                f"{queues[name]:>9}",
+                f"{queues[name]:>9} {statistics.fmean(cpus[name]):>8.2f}",
                 flush=True,
             )
 

@@ -33,6 +33,8 @@ def test_a_module_file_runs_beside_the_reference_schedulers(tmp_path):
     assert set(rows) == {"minimal", "fifo", "my_sched.py"}
     assert rows["minimal"][5] == "1.00x"  # the base of the ratios
     assert all(float(row[2]) > 0 and row[5].endswith("x") for row in rows.values())
+    # Each run's process CPU time, the module's thread included.
+    assert all(float(row[8]) > 0 for row in rows.values())
 
 
 def test_an_unknown_name_or_a_missing_file_fails_before_any_run(tmp_path):
