@@ -154,16 +154,10 @@ class RankSearch(PlanBook):
                 found = found.get(key)
             if found is None or rank in partial or self.check_kept:
                 found = stretches_on(rank, shape, considered, rank not in partial)
-            for a, b in found:
-                u = a if a > floor else floor
-                if u >= limit:
-                    break
-                if (b - u >= duration) if duration > 0.0 else b == INF:
-                    out.add(rank)
-                    break
-            else:
-                if self.check_one_rank:
-                    self._check_no_room(jobid, request, rank, floor, limit)
+            if availability.valid_starts(found, duration, floor, limit):
+                out.add(rank)
+            elif self.check_one_rank:
+                self._check_no_room(jobid, request, rank, floor, limit)
         return out
 
     def _check_no_room(self, jobid, request, rank, floor, limit) -> None:
