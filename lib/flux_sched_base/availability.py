@@ -165,6 +165,22 @@ def valid_starts(
     return out
 
 
+def first_start(stretches: Intervals, duration: float, floor: float) -> float:
+    """The earliest start from *floor* of a window of *duration* (0: no
+    end) inside one of a rank's :func:`free_stretches`; ``inf`` if none.
+    :func:`valid_starts` finds one below *limit* exactly when this is
+    below *limit*: the stretches are in time order, so the first that
+    holds a window gives the earliest."""
+    for a, b in stretches:
+        u = max(a, floor)
+        if duration > 0.0:
+            if b - duration >= u:
+                return u
+        elif b == INF:
+            return u
+    return INF
+
+
 def _emit(out: Intervals, a: float, b: float, duration, floor, limit) -> None:
     u = max(a, floor)
     if duration > 0.0:

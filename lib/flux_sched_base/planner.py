@@ -600,12 +600,19 @@ class Planner(RankSearch):
         an identical request): the pool and the plan then hold it for
         *other*.  Returns its R."""
         item = self.running[jobid]
-        self.invalidate()
+        # A copy that counts holders follows the swap (the same cores,
+        # held until the same end) instead of being made again.
+        if self.scratch is not None and not self.scratch.released(
+            item, set(item.ranks)
+        ):
+            self.invalidate()
         self._remove_running(item)
         self.pool.free(jobid)
         self._commit(other, item.R)
         expiration = item.end if item.end != INF else 0.0
-        self.add_running(other, item.R, expiration)
+        taken = self.add_running(other, item.R, expiration)
+        if self.scratch is not None:
+            self.scratch.running_added(taken, allocated_here=False)
         return item.R
 
     def _counts_allow_now(self, jobid, request, need, exclude_held, tend) -> bool:

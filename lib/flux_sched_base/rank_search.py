@@ -131,7 +131,9 @@ class RankSearch(PlanBook):
 
         Read from each rank's free stretches (kept until an item on the
         rank changes, as the general search's :meth:`starts` reads them),
-        so it costs a few comparisons per rank.  Those count what the
+        and the earliest start they hold for the window, kept with them
+        (many holders ask the same of a rank in a pass), so it costs a few
+        dictionary reads per rank.  The stretches count what the
         items hold: in a plan where two reservations hold the same core at
         once (one placed ahead of a held one in a pass) a rank may be left
         out that the allocator would accept, as the general search leaves
@@ -147,14 +149,27 @@ class RankSearch(PlanBook):
         duration = request.duration
         stretches_on, kept = self._stretches_on, self._stretches
         key = (shape.cores, shape.gpus)
+        first_key = (shape.cores, shape.gpus, duration, floor)
+        first_start = availability.first_start
         out = set()
         for rank in self.up.intersection(ranks):
-            found = kept.get(rank)
-            if found is not None:
-                found = found.get(key)
-            if found is None or rank in partial or self.check_kept:
-                found = stretches_on(rank, shape, considered, rank not in partial)
-            if availability.valid_starts(found, duration, floor, limit):
+            if rank in partial or self.check_kept:
+                first = first_start(
+                    stretches_on(rank, shape, considered, rank not in partial),
+                    duration,
+                    floor,
+                )
+            else:
+                on_rank = kept.get(rank)
+                first = None if on_rank is None else on_rank.get(first_key)
+                if first is None:
+                    found = None if on_rank is None else on_rank.get(key)
+                    if found is None:
+                        found = stretches_on(rank, shape, considered, True)
+                    first = first_start(found, duration, floor)
+                    # Kept with the stretches, and forgotten with them.
+                    kept[rank][first_key] = first
+            if first < limit:
                 out.add(rank)
             elif self.check_one_rank:
                 self._check_no_room(jobid, request, rank, floor, limit)

@@ -4,13 +4,19 @@ from __future__ import annotations
 
 import math
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from flux_sched_base.availability import (
     Shape,
     contains,
     count_starts,
+    first_start,
+    free_stretches,
     intersect,
     rank_starts,
     shape_of,
+    valid_starts,
 )
 
 INF = math.inf
@@ -78,3 +84,34 @@ def test_intersect_keeps_the_times_in_both():
     b = [(5.0, 25.0), (30.0, 30.0), (35.0, 45.0)]
     assert intersect(a, b) == [(5.0, 10.0), (20.0, 25.0), (30.0, 30.0), (40.0, 45.0)]
     assert intersect(a, []) == [] and intersect(b, a) == intersect(a, b)
+
+
+_item = st.tuples(
+    st.integers(-1, 10),  # start x 50 s (-1: running, from -inf)
+    st.integers(1, 8),  # length x 50 s (8: never ends)
+    st.integers(1, 4),  # cores
+)
+
+
+@given(
+    items=st.lists(_item, max_size=6),
+    need=st.integers(1, 4),
+    duration=st.sampled_from([0.0, 25.0, 50.0, 120.0, 400.0]),
+    floor=st.integers(0, 12),
+    limit=st.integers(0, 14),
+)
+def test_first_start_is_the_earliest_valid_start(items, need, duration, floor, limit):
+    """The earliest start the stretches hold is the first of the valid
+    starts, and below a limit exactly when some valid start is."""
+    events = []
+    for start, length, cores in items:
+        t = -INF if start < 0 else 50.0 * start
+        events.append((t, cores, 0))
+        if length < 8:
+            events.append((max(t, 0.0) + 50.0 * length, -cores, 0))
+    stretches = free_stretches(events, 4, 0, Shape(need, 0, 1))
+    first = first_start(stretches, duration, 50.0 * floor)
+    every = valid_starts(stretches, duration, 50.0 * floor, INF)
+    assert first == (every[0][0] if every else INF)
+    below = valid_starts(stretches, duration, 50.0 * floor, 50.0 * limit)
+    assert bool(below) == (first < 50.0 * limit)

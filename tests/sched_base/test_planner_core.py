@@ -657,6 +657,42 @@ def test_a_scratch_copy_follows_passes_and_frees():
 
 
 @pytest.mark.parametrize("counting", [True, False])
+def test_a_scratch_copy_follows_an_allocation_handed_to_another_job(
+    monkeypatch, counting
+):
+    """``transfer`` gives a job's fresh allocation to an identical job: a
+    copy that counts holders keeps showing the cores, held until the same
+    end, now by the other job (and is not made again); any other copy is
+    dropped."""
+    monkeypatch.setattr(Scratch, "count_holders", counting)
+    pool, planner = make_planner(nodes=2, cores=4)
+    run(planner, pool, 1, nodes=1, slots=1, cores=2, duration=50.0)
+    scratch = planner._scratch()
+    scratch.goto(NOW + 60.0, NOW + 160.0, lambda item: True)
+    R = run(planner, pool, 2, slots=1, cores=3, duration=300.0)
+    planner.transfer(2, 3)
+    assert 2 not in planner.running and planner.running[3].R is R
+    assert planner.running[3].end == NOW + 300.0
+    if not counting:
+        assert planner.scratch is None
+        return
+    assert planner._scratch() is scratch
+    for t in (NOW, NOW + 60.0, NOW + 400.0):
+        scratch.goto(t, t + 100.0, lambda item: True)
+        assert scratch_allocated(scratch) == {
+            r: c
+            for r, c in expected_allocated(
+                planner, t, t + 100.0, lambda item: True
+            ).items()
+            if c
+        }
+    # Freed under its new owner, it leaves the copy.
+    planner.release(3, now=NOW + 10.0)
+    scratch.goto(NOW + 10.0, NOW + 110.0, lambda item: True)
+    assert ranks_of(R).isdisjoint(scratch_allocated(scratch))
+
+
+@pytest.mark.parametrize("counting", [True, False])
 def test_a_scratch_copy_hides_ranks_from_its_allocator_and_shows_them_again(counting):
     """``Scratch.set_up`` marks ranks down and up in the copy as the
     pool's ``mark_down`` and ``mark_up`` do (flags set directly on a
