@@ -228,6 +228,7 @@ class PlanBook:
         self._held = None
         self._most_slots: dict = {}
         self._one_rank_shapes: dict = {}
+        self._positions = None  # see RankSearch._table_position
         if came_up:
             self._lighten(came_up)
         if went_down:
@@ -610,6 +611,19 @@ class PlanBook:
         if lighten:
             self._lighten(item.ranks)
         return item
+
+    def ranks_freed_at(self, t: float, considered) -> set[int]:
+        """Ranks on which a running job, or a reservation *considered*
+        respects, ends exactly at *t*."""
+        freed: set[int] = set()
+        for _, other in self._running_ends.irange((t, -INF), (t, INF)):
+            freed.update(self.running[other].ranks)
+        reservations = self.reservations
+        for _, other in self._res_ends.irange((t, -INF), (t, INF)):
+            item = reservations[other]
+            if considered(item):
+                freed.update(item.ranks)
+        return freed
 
     def reservations_overlapping(self, t: float, tend: float):
         """Reservations whose interval meets ``[t, tend)``."""

@@ -173,18 +173,16 @@ class Planner(RankSearch):
         :class:`~flux.resource.InfeasibleRequest` if the allocator finds the
         request structurally impossible.
         """
-        found = self._earliest_one_rank(
-            jobid, request, floor, include_floor, limit, exclude_held, within, ranks
-        )
         question = (jobid, request, floor, include_floor, limit, exclude_held, within)
+        found = self._earliest_one_rank(*question, ranks, prefer_late)
         if found is None:
             found = self._earliest_by_candidates(*question, ranks)
         elif self.check_one_rank:
             self._compare_one_rank(found, *question, ranks)
         if not found:
             return None
-        t, R = found
-        if prefer_late and t > self.now:
+        t, R = found[:2]
+        if prefer_late and t > self.now and len(found) == 2:
             considered = self._considered(jobid, exclude_held)
             R = self._late_ranks(jobid, request, t, considered, R)
         return t, R
@@ -336,15 +334,7 @@ class Planner(RankSearch):
         # Often the ranks freed at t (something on them ends then) are
         # enough: one probe with every other rank hidden, and when those
         # got lighter need not be worked out.
-        freed_at_t: set[int] = set()
-        for _, other in self._running_ends.irange((t, -INF), (t, INF)):
-            freed_at_t.update(self.running[other].ranks)
-        reservations = self.reservations
-        for _, other in self._res_ends.irange((t, -INF), (t, INF)):
-            item = reservations[other]
-            if considered(item):
-                freed_at_t.update(item.ranks)
-        earlier = self.up - freed_at_t
+        earlier = self.up - self.ranks_freed_at(t, considered)
         if not earlier:
             return R
         found = without(earlier)

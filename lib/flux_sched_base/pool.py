@@ -103,11 +103,49 @@ def _discrete(count) -> bool:
     return count is not None and count._values is not None
 
 
-def _lowest(info: Mapping, ncores: int, ngpus: int) -> tuple[frozenset, frozenset]:
+def lowest_free(info: Mapping, ncores: int, ngpus: int) -> tuple[frozenset, frozenset]:
     """The *ncores* lowest free cores and *ngpus* lowest free GPUs of a rank."""
     cores = sorted(info["cores"] - info["allocated_cores"])[:ncores]
     gpus = sorted(info["gpus"] - info["allocated_gpus"])[:ngpus] if ngpus else ()
     return frozenset(cores), frozenset(gpus)
+
+
+def one_slot_request(request) -> bool:
+    """Is *request* one slot of cores and no GPUs, not exclusive (what
+    :func:`one_slot_rank` places)?"""
+    return (
+        request.nnodes == 0
+        and request.nslots == 1
+        and request.nslots_max == 1
+        and not request.exclusive
+        and request.gpu_per_slot == 0
+    )
+
+
+def one_slot_rank(table: Iterable[tuple[int, Mapping]], size: int) -> int | None:
+    """Where ``Rv1Pool`` puts one slot of *size* cores and no GPUs: of the
+    ranks of *table* (``(rank, info)`` in the pool's table order, *info* a
+    rank table entry), the first of its sorted candidates, found in one
+    sweep: an up rank with the most free cores, then GPUs, the first
+    among ties; None if no up rank has *size* free cores."""
+    best = None
+    best_free = best_gfree = -1
+    for rank, info in table:
+        if not info["up"]:
+            continue
+        cores, used = info["cores"], info["allocated_cores"]
+        free = len(cores) - len(used)
+        if used and not used <= cores:  # cores held beyond the rank's own
+            free = len(cores - used)
+        if free < size or free < best_free:
+            continue
+        gfree = 0
+        gpus, gused = info["gpus"], info["allocated_gpus"]
+        if gpus or gused:
+            gfree = len(gpus) - len(gused) if gused <= gpus else len(gpus - gused)
+        if free > best_free or gfree > best_gfree:
+            best, best_free, best_gfree = rank, free, gfree
+    return best
 
 
 @functools.lru_cache(maxsize=4096)
@@ -129,24 +167,45 @@ class Rv1SummaryPool(Rv1Pool):
         """Allocate *request* for *jobid*: the resources ``Rv1Pool.alloc``
         would pick, the same result, bookkeeping and log line; raises
         ``InsufficientResources`` or ``InfeasibleRequest`` as it does."""
+        if not self.own_choice(request):
+            return super().alloc(jobid, request)
+        picks, nslots = self._worst_fit(request)
+        for rank, cores, gpus in picks:
+            info = self._ranks[rank]
+            info["allocated_cores"] |= cores
+            info["allocated_gpus"] |= gpus
+        result = self.grant(picks, nslots)
+        if request.duration > 0.0:
+            end = time.time() + request.duration
+        else:
+            end = self._expiration if self._expiration > 0.0 else 0.0
+        self._job_state[jobid] = (end, result)
+        self._bump()
+        if self._logs(syslog.LOG_DEBUG):
+            self.log(syslog.LOG_DEBUG, f"alloc: {JobID(jobid).f58}: {result.dumps()}")
+        return result
+
+    def own_choice(self, request) -> bool:
+        """Does :meth:`alloc` choose *request*'s resources itself (worst
+        fit from free counts), rather than ``Rv1Pool``'s own code?"""
         cls = type(self)
-        if (
+        return not (
             request.constraint is not None
             or cls._sort_candidates is not Rv1Pool._sort_candidates
             or cls._select_resources is not Rv1Pool._select_resources
             or _discrete(request.node_count)
             or _discrete(request.slot_count)
-        ):
-            return super().alloc(jobid, request)
-        picks, nslots = self._worst_fit(request)
+        )
+
+    def grant(self, picks, nslots: int) -> Rv1Pool:
+        """The allocation :meth:`alloc` returns for *picks* (``[(rank,
+        cores, gpus)]``, ranks of this pool) holding *nslots* slots, made
+        without holding anything in this pool."""
         taken = {rank for rank, _, _ in picks}
         ranks = {}
         for rank, cores, gpus in picks:
-            info = self._ranks[rank]
-            info["allocated_cores"] |= cores
-            info["allocated_gpus"] |= gpus
             ranks[rank] = {
-                "hostname": info["hostname"],
+                "hostname": self._ranks[rank]["hostname"],
                 "cores": cores,
                 "gpus": gpus,
                 "allocated_cores": set(cores),
@@ -159,7 +218,7 @@ class Rv1SummaryPool(Rv1Pool):
         for name, members in self._properties.items():
             if not name.startswith("+") and not members.isdisjoint(taken):
                 properties[name] = members & taken
-        result = cls._from_state(
+        result = type(self)._from_state(
             expiration=0.0,
             starttime=0.0,
             has_nodelist=True,
@@ -171,14 +230,6 @@ class Rv1SummaryPool(Rv1Pool):
             source=self,
         )
         result._nslots = nslots
-        if request.duration > 0.0:
-            end = time.time() + request.duration
-        else:
-            end = self._expiration if self._expiration > 0.0 else 0.0
-        self._job_state[jobid] = (end, result)
-        self._bump()
-        if self._logs(syslog.LOG_DEBUG):
-            self.log(syslog.LOG_DEBUG, f"alloc: {JobID(jobid).f58}: {result.dumps()}")
         return result
 
     def _logs(self, level: int) -> bool:
@@ -262,13 +313,7 @@ class Rv1SummaryPool(Rv1Pool):
         exclusive = request.exclusive
         size = request.slot_size
         per_gpu = request.gpu_per_slot
-        if (
-            request.nnodes == 0
-            and request.nslots == 1
-            and request.nslots_max == 1
-            and not exclusive
-            and per_gpu == 0
-        ):
+        if one_slot_request(request):
             return self._one_slot(request, size)
         # (free cores, free gpus, rank, info) of the up ranks with room for
         # one slot (an idle rank, if exclusive).
@@ -303,12 +348,12 @@ class Rv1SummaryPool(Rv1Pool):
                 if exclusive:
                     if free < len(info["cores"]):
                         continue
-                    picks.append((rank, *_lowest(info, free, gfree)))  # all free
+                    picks.append((rank, *lowest_free(info, free, gfree)))  # all free
                     continue
                 ncores, ngpus = per_node * size, per_node * per_gpu
                 if free < ncores or gfree < ngpus:
                     continue
-                picks.append((rank, *_lowest(info, ncores, ngpus)))
+                picks.append((rank, *lowest_free(info, ncores, ngpus)))
             if len(picks) < least:
                 self._check_feasibility(request)
                 raise InsufficientResources("insufficient resources")
@@ -324,7 +369,7 @@ class Rv1SummaryPool(Rv1Pool):
             if most is not None:
                 fits = min(fits, most - granted)
             if fits > 0:
-                picks.append((rank, *_lowest(info, fits * size, fits * per_gpu)))
+                picks.append((rank, *lowest_free(info, fits * size, fits * per_gpu)))
                 granted += fits
         if granted < least:
             self._check_feasibility(request)
@@ -332,26 +377,9 @@ class Rv1SummaryPool(Rv1Pool):
         return picks, granted
 
     def _one_slot(self, request, size: int) -> tuple[list, int]:
-        """:meth:`_worst_fit` for one slot of *size* cores and no GPUs:
-        the first of its sorted candidates, found in one sweep (most free
-        cores, then GPUs; the first in table order among ties)."""
-        best = None
-        best_free = best_gfree = -1
-        for rank, info in self._ranks.items():
-            if not info["up"]:
-                continue
-            cores, used = info["cores"], info["allocated_cores"]
-            free = len(cores) - len(used)
-            if used and not used <= cores:  # cores held beyond the rank's own
-                free = len(cores - used)
-            if free < size or free < best_free:
-                continue
-            gfree = 0
-            gpus, gused = info["gpus"], info["allocated_gpus"]
-            if gpus or gused:
-                gfree = len(gpus) - len(gused) if gused <= gpus else len(gpus - gused)
-            if free > best_free or gfree > best_gfree:
-                best, best_free, best_gfree = rank, free, gfree
+        """:meth:`_worst_fit` for one slot of *size* cores and no GPUs
+        (see :func:`one_slot_rank`)."""
+        best = one_slot_rank(self._ranks.items(), size)
         if best is None:
             # Rv1Pool's own check refuses one slot only if no rank, up or
             # down, has *size* cores; the usual answer is found at the first.
@@ -361,7 +389,7 @@ class Rv1SummaryPool(Rv1Pool):
             ):
                 self._check_feasibility(request)
             raise InsufficientResources("insufficient resources")
-        return [(best, *_lowest(self._ranks[best], size, 0))], 1
+        return [(best, *lowest_free(self._ranks[best], size, 0))], 1
 
     def _build_dict(self) -> dict:
         # R as Rv1Pool writes it (to_dict, encode); only the node list
@@ -425,6 +453,9 @@ class Pool(VersionedPool):
 
 __all__ = [
     "Pool",
+    "lowest_free",
+    "one_slot_rank",
+    "one_slot_request",
     "Rv1SummaryPool",
     "VersionedPool",
     "display_idset",

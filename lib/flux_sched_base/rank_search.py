@@ -24,6 +24,12 @@ from flux.resource import InfeasibleRequest, InsufficientResources
 
 from flux_sched_base import availability
 from flux_sched_base.planbook import PlanBook, parse_ranks
+from flux_sched_base.pool import (
+    Rv1SummaryPool,
+    lowest_free,
+    one_slot_rank,
+    one_slot_request,
+)
 
 INF = math.inf
 
@@ -31,12 +37,18 @@ INF = math.inf
 #: the request before the limit.
 NO_START = ()
 
+#: Marks an answer of :meth:`RankSearch._earliest_one_rank` whose R is
+#: already on a late rank.
+LATE = "late"
+
 
 class RankSearch(PlanBook):
     """The one-rank search of the planner (see the module doc); the
     :class:`~flux_sched_base.planner.Planner` subclass provides the scratch
     copy (``_scratch``), the general search (``_earliest_by_candidates``)
     it falls back on and the ranks' free stretches (``_stretches_on``)."""
+
+    _positions: tuple | None = None
 
     #: Answer every question ``earliest`` answers rank by rank for a
     #: one-rank request the general way as well, failing on a difference
@@ -62,16 +74,36 @@ class RankSearch(PlanBook):
                 f"one-rank search found {found[0]}, the general one "
                 f"{general and general[0]}, in a plan within capacity"
             )
+        elif len(found) == 3:
+            # R read from the plan on a late rank: the scratch copy's.
+            jobid, request, _, _, _, exclude_held, _ = question[:7]
+            t = found[0]
+            considered = self._considered(jobid, exclude_held)
+            self._scratch().goto(t, self.window_end(t, request.duration), considered)
+            late = self._late_ranks(jobid, request, t, considered, general[1])
+            self.probes = probes
+            assert parse_ranks(late) == parse_ranks(found[1]), "late R differs"
         else:
             assert parse_ranks(general[1]) == parse_ranks(found[1]), "R differs"
 
     def _earliest_one_rank(
-        self, jobid, request, floor, include_floor, limit, exclude_held, within, ranks
+        self,
+        jobid,
+        request,
+        floor,
+        include_floor,
+        limit,
+        exclude_held,
+        within,
+        ranks,
+        late=False,
     ):
-        """:meth:`earliest` (without *prefer_late*) for a request the
-        allocator puts on one rank, found rank by rank: ``(t, R)``,
-        :data:`NO_START`, or None where this way cannot say (then the
-        general search answers).
+        """:meth:`earliest` for a request the allocator puts on one rank,
+        found rank by rank: ``(t, R)``, :data:`NO_START`, or None where
+        this way cannot say (then the general search answers).  With
+        *late* (:meth:`earliest`'s *prefer_late*), a start after now may
+        come as ``(t, R, LATE)``: R already on a late rank (see
+        :meth:`_late_one_slot`); else R is the allocator's own choice.
 
         A rank can host the request from *t* if the cores and GPUs the
         items there hold during the window (running jobs and the
@@ -110,8 +142,12 @@ class RankSearch(PlanBook):
                 except InfeasibleRequest:
                     return None  # the general search raises, or finds none
             return NO_START
-        scratch = self._scratch()
         considered = self._considered(jobid, exclude_held)
+        if late and t > self.now:
+            R = self._late_one_slot(request, t, considered)
+            if R is not None:
+                return t, R, LATE
+        scratch = self._scratch()
         scratch.goto(t, self.window_end(t, duration), considered)
         self.probes += 1
         try:
@@ -120,6 +156,76 @@ class RankSearch(PlanBook):
             return None
         scratch.unalloc(jobid)
         return t, R
+
+    def _late_one_slot(self, request, t: float, considered):
+        """The R :meth:`~flux_sched_base.planner.Planner._late_ranks` gives
+        one slot of cores and no GPUs at *t* (after now) when a rank freed
+        exactly at *t* can host it, read from the plan's items without
+        moving the scratch copy: the pool's own choice (most free cores in
+        the window, then GPUs, the first in table order) among those
+        ranks.  None when this cannot say (another request or pool, a rank
+        whose running jobs cannot be counted or whose pool entry holds
+        cores or GPUs none of them names, no freed rank with room): the
+        scratch copy answers."""
+        impl = getattr(self.pool, "impl", None)
+        if (
+            not isinstance(impl, Rv1SummaryPool)
+            or not one_slot_request(request)
+            or not impl.own_choice(request)
+        ):
+            return None
+        freed = self.up.intersection(self.ranks_freed_at(t, considered))
+        if not freed:
+            return None
+        tend = self.window_end(t, request.duration)
+        table = impl._ranks
+        reservations, reserved_on = self.reservations, self.reserved_on
+        candidates = []
+        for rank in sorted(freed, key=self._table_position(table).__getitem__):
+            steps = self.running_steps(rank)
+            if steps is None:
+                return None
+            ends, busy_c, busy_g = steps[2], steps[5], steps[6]
+            info = table[rank]
+            # The copy would also show what the pool holds for no running job.
+            if not (
+                info["allocated_cores"] <= busy_c[0]
+                and info["allocated_gpus"] <= busy_g[0]
+            ):
+                return None
+            k = bisect.bisect_right(ends, t)
+            used_c, used_g = set(busy_c[k]), set(busy_g[k])
+            for other in reserved_on.get(rank, ()):
+                item = reservations[other]
+                if item.start < tend and item.end > t and considered(item):
+                    cores, gpus = item.ranks[rank]
+                    used_c |= cores
+                    used_g |= gpus
+            window = {
+                "up": True,
+                "cores": info["cores"],
+                "gpus": info["gpus"],
+                "allocated_cores": used_c,
+                "allocated_gpus": used_g,
+            }
+            candidates.append((rank, window))
+        size = request.slot_size
+        best = one_slot_rank(candidates, size)
+        if best is None:
+            return None
+        return impl.grant([(best, *lowest_free(dict(candidates)[best], size, 0))], 1)
+
+    def _table_position(self, table) -> dict:
+        """Each rank's position in the pool's rank table (the allocator's
+        order among ties), kept while the table's ranks stay the same."""
+        kept = self._positions
+        if kept is None or kept[0] != len(table) or kept[1] is not table:
+            kept = self._positions = (
+                len(table),
+                table,
+                {rank: i for i, rank in enumerate(table)},
+            )
+        return kept[2]
 
     def ranks_with_room(
         self, jobid: int, request, ranks, floor: float, limit: float

@@ -124,12 +124,18 @@ class ReservationScheduler(CountedPlanning, PlanningScheduler):
                 break
             cutoff = queue_order(job)
             probes = planner.probes
+            held = planner.reservations.get(job.jobid)
             if self._hold(job, waiting):
                 holders.add(job.jobid)
                 waiting = True
             # A holder that kept its reservation without asking the
             # allocator is a cheap step (most of them, on a long queue).
-            if planner.probes != probes or self._started_in_step or self.cheap_yield():
+            if (
+                planner.probes != probes
+                or planner.reservations.get(job.jobid) is not held
+                or self._started_in_step
+                or self.cheap_yield()
+            ):
                 yield
         self._end_holder_phase(holders)
         if len(holders) >= depth:

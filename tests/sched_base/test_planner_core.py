@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from flux_sched_base.planner import Planner
+from flux_sched_base.pool import Pool
 from flux_sched_base.scratch import Scratch
 from mock_broker.jobspec import make_jobspec
 from mock_broker.machine import Machine
@@ -28,8 +29,8 @@ def frozen_time():
         yield
 
 
-def make_planner(nodes=4, cores=4, gpus=0):
-    pool = ResourcePool(Machine.uniform(nodes, cores, gpus).to_R())
+def make_planner(nodes=4, cores=4, gpus=0, pool_class=ResourcePool):
+    pool = pool_class(Machine.uniform(nodes, cores, gpus).to_R())
     planner = Planner(pool)
     planner.begin_pass(NOW)
     return pool, planner
@@ -529,6 +530,7 @@ def probed_ranks(planner, jobid, rr, floor, limit):
     return found
 
 
+@pytest.mark.parametrize("pool_class", [ResourcePool, Pool])
 @settings(
     max_examples=200,
     deadline=None,
@@ -553,13 +555,15 @@ def probed_ranks(planner, jobid, rr, floor, limit):
     st.integers(0, 2),
 )
 def test_earliest_finds_the_first_time_the_allocator_accepts(
-    running, reserved, asked, late
+    pool_class, running, reserved, asked, late
 ):
     """One-slot jobs of 1-4 cores on four 4-core nodes leave cores free at
     every instant but not together over a window; the planner skips times
     rank by rank without asking the allocator, and must still answer as
-    asking it at every time does."""
-    pool, planner = make_planner(nodes=4, cores=4)
+    asking it at every time does.  On the reference schedulers' pool a
+    reservation's late R is read from the plan where it can be: it must
+    be the one the scratch copy's allocator gives (``check_one_rank``)."""
+    pool, planner = make_planner(nodes=4, cores=4, pool_class=pool_class)
     jobid = 1
     # Jobs that end at once leave holes among the cores of those that run.
     ending = []
@@ -608,12 +612,30 @@ def test_earliest_finds_the_first_time_the_allocator_accepts(
             assert probed_ranks(planner, jobid, rr, floor, limit) <= room
             # A reservation after now goes where the others stay free
             # longest (the ranks freed last).
+            planner.check_one_rank = True
             late = planner.earliest(jobid, rr, floor=floor, prefer_late=True)
+            planner.check_one_rank = False
             if late is not None and late[0] > now:
                 assert ranks_of(late[1]) <= late_rank_expected(
                     planner, jobid, rr, late[0]
                 )
         jobid += 1
+
+
+def test_a_late_R_read_from_the_plan_sees_what_the_pool_holds_for_no_job():
+    """Cores the pool holds for no running job the planner knows (as a
+    copy shows them, busy for ever) keep a freed rank from hosting a
+    reservation: the late R is then not read from the plan's items."""
+    pool, planner = make_planner(nodes=2, cores=4, pool_class=Pool)
+    run(planner, pool, 1, slots=1, cores=2, duration=100.0)
+    run(planner, pool, 2, slots=1, cores=4, duration=200.0)
+    pool.alloc(99, request(pool, slots=1, cores=2))  # behind the planner's back
+    planner.invalidate()
+    found = planner.earliest(
+        3, request(pool, slots=1, cores=3), floor=NOW, prefer_late=True
+    )
+    assert found[0] == NOW + 200.0
+    assert ranks_of(found[1]) == ranks_of(planner.running[2].R)
 
 
 def test_a_scratch_copy_follows_passes_and_frees():
