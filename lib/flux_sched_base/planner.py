@@ -515,13 +515,24 @@ class Planner(RankSearch):
         """Cheap test: do the counts leave room for *request* from now on?
 
         Respects every reservation in the plan; False means the request
-        certainly cannot start now.
+        certainly cannot start now.  A request on one rank is first asked
+        of the ranks (see :meth:`_earliest_one_rank`): on a full machine
+        most have no room now for its whole window, and the ranks kept in
+        order of when their running jobs leave room say so at once.
         """
         need = need or self.need(request)
         free = self.profile.free_now_upper()
         if any(need[i] > free[i] for i in range(4)):
             return False
-        return self.profile.fits_from(self.now, request.duration, need, self.horizon())
+        duration = request.duration
+        shape = self._one_rank_shape(request)
+        if shape is not None:
+            now = self.now
+            limit = math.nextafter(now, INF)
+            args = (shape, duration, now, True, limit, None, False, None, None)
+            if self._one_rank_start(*args) == INF:
+                return False
+        return self.profile.fits_from(self.now, duration, need, self.horizon())
 
     def start_now(
         self,

@@ -638,6 +638,27 @@ def test_a_late_R_read_from_the_plan_sees_what_the_pool_holds_for_no_job():
     assert ranks_of(found[1]) == ranks_of(planner.running[2].R)
 
 
+def test_the_cheap_test_asks_the_ranks_of_a_one_rank_request():
+    """Cores free now on two ranks add up for the counts, but a slot
+    takes them on one: the cheap test says no, as the allocator would;
+    and a rank with room now but a reservation later in the window does
+    not count."""
+    pool, planner = make_planner(nodes=2, cores=4)
+    run(planner, pool, 1, slots=1, cores=2, duration=500.0)
+    run(planner, pool, 2, slots=1, cores=2, duration=500.0)
+    three = request(pool, slots=1, cores=3, duration=100.0)
+    two = request(pool, slots=1, cores=2, duration=100.0)
+    assert planner.profile.fits_from(NOW, 100.0, planner.need(three))
+    assert not planner.fits_counts_now(three)
+    assert planner.fits_counts_now(two)
+    # A reservation of two cores on each rank from NOW + 50.
+    for jobid in (3, 4):
+        t, R = planner.earliest(jobid, two, floor=NOW + 50.0)
+        planner.reserve(jobid, t, t + 100.0, R)
+    assert not planner.fits_counts_now(two)
+    assert planner.fits_counts_now(request(pool, slots=1, cores=2, duration=50.0))
+
+
 def test_a_scratch_copy_follows_passes_and_frees():
     """The copy outlives a pass: at the next one's now it still shows a
     job past its planned end (it holds its cores until it is freed), then
