@@ -197,6 +197,19 @@ class Rv1SummaryPool(Rv1Pool):
             or _discrete(request.slot_count)
         )
 
+    def places_by_one_slot_rank(self, request) -> bool:
+        """Does :meth:`alloc` place *request* by :func:`one_slot_rank` and
+        :func:`lowest_free` (one slot of cores, no GPUs, and no subclass
+        placing it otherwise)?"""
+        cls = type(self)
+        return (
+            one_slot_request(request)
+            and self.own_choice(request)
+            and cls.alloc is Rv1SummaryPool.alloc
+            and cls._worst_fit is Rv1SummaryPool._worst_fit
+            and cls._one_slot is Rv1SummaryPool._one_slot
+        )
+
     def grant(self, picks, nslots: int) -> Rv1Pool:
         """The allocation :meth:`alloc` returns for *picks* (``[(rank,
         cores, gpus)]``, ranks of this pool) holding *nslots* slots, made

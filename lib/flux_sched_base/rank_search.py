@@ -24,12 +24,7 @@ from flux.resource import InfeasibleRequest, InsufficientResources
 
 from flux_sched_base import availability
 from flux_sched_base.planbook import PlanBook, parse_ranks
-from flux_sched_base.pool import (
-    Rv1SummaryPool,
-    lowest_free,
-    one_slot_rank,
-    one_slot_request,
-)
+from flux_sched_base.pool import Rv1SummaryPool, lowest_free, one_slot_rank
 
 INF = math.inf
 
@@ -168,10 +163,8 @@ class RankSearch(PlanBook):
         cores or GPUs none of them names, no freed rank with room): the
         scratch copy answers."""
         impl = getattr(self.pool, "impl", None)
-        if (
-            not isinstance(impl, Rv1SummaryPool)
-            or not one_slot_request(request)
-            or not impl.own_choice(request)
+        if not isinstance(impl, Rv1SummaryPool) or not impl.places_by_one_slot_rank(
+            request
         ):
             return None
         freed = self.up.intersection(self.ranks_freed_at(t, considered))

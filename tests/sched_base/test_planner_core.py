@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from flux_sched_base.planner import Planner
-from flux_sched_base.pool import Pool
+from flux_sched_base.pool import Pool, Rv1SummaryPool, VersionedPool, lowest_free
 from flux_sched_base.scratch import Scratch
 from mock_broker.jobspec import make_jobspec
 from mock_broker.machine import Machine
@@ -657,6 +657,38 @@ def test_the_cheap_test_asks_the_ranks_of_a_one_rank_request():
         planner.reserve(jobid, t, t + 100.0, R)
     assert not planner.fits_counts_now(two)
     assert planner.fits_counts_now(request(pool, slots=1, cores=2, duration=50.0))
+
+
+class _LastRankImpl(Rv1SummaryPool):
+    """Puts one slot on the last rank with room (a placement of its own)."""
+
+    def _one_slot(self, request, size):
+        ranks = [
+            rank
+            for rank, info in self._ranks.items()
+            if info["up"] and len(info["cores"] - info["allocated_cores"]) >= size
+        ]
+        if not ranks:
+            raise InsufficientResources("insufficient resources")
+        return [(ranks[-1], *lowest_free(self._ranks[ranks[-1]], size, 0))], 1
+
+
+class _LastRankPool(VersionedPool):
+    impl_classes = {1: _LastRankImpl}
+
+
+def test_a_pool_placing_one_slot_its_own_way_gives_the_late_R_itself():
+    """The late R is read from the plan only where the pool places one
+    slot by the reference rule; a subclass with a rule of its own is
+    asked."""
+    pool, planner = make_planner(nodes=2, cores=4, pool_class=_LastRankPool)
+    run(planner, pool, 1, slots=1, cores=4, duration=100.0)
+    run(planner, pool, 2, slots=1, cores=4, duration=100.0)
+    found = planner.earliest(
+        3, request(pool, slots=1, cores=2), floor=NOW, prefer_late=True
+    )
+    assert found[0] == NOW + 100.0
+    assert ranks_of(found[1]) == {1}  # the reference rule would take rank 0
 
 
 def test_a_scratch_copy_follows_passes_and_frees():
