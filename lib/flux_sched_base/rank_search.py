@@ -37,6 +37,11 @@ NO_START = ()
 LATE = "late"
 
 
+def _every_item(item) -> bool:
+    """The view of a question that respects every item."""
+    return True
+
+
 class RankSearch(PlanBook):
     """The one-rank search of the planner (see the module doc); the
     :class:`~flux_sched_base.planner.Planner` subclass provides the scratch
@@ -116,6 +121,16 @@ class RankSearch(PlanBook):
         if shape is None:
             return None
         duration = request.duration
+        if ranks is None and within is None and not self.held_ids:
+            if jobid not in self.reservations:
+                # Every item counts and the plan is settled, so free of
+                # conflicts: the ranks' kept stretches say when the first
+                # of them could host the job, and the search starts there
+                # (a time some item ends) instead of walking every end
+                # before it (the back of a long queue).
+                lowest = self._first_start_anywhere(shape, duration, floor)
+                if floor < lowest < INF:
+                    floor, include_floor = lowest, True
         t = self._one_rank_start(
             shape,
             duration,
@@ -220,6 +235,32 @@ class RankSearch(PlanBook):
             )
         return kept[2]
 
+    def _kept_first_start(self, rank, shape, duration, floor) -> float:
+        """:func:`~flux_sched_base.availability.first_start` of *rank*'s
+        free stretches over every item, kept with them."""
+        on_rank = self._stretches.get(rank)
+        first_key = (shape.cores, shape.gpus, duration, floor)
+        first = None if on_rank is None else on_rank.get(first_key)
+        if first is None:
+            found = None if on_rank is None else on_rank.get((shape.cores, shape.gpus))
+            if found is None:
+                found = self._stretches_on(rank, shape, _every_item, True)
+            first = availability.first_start(found, duration, floor)
+            # Kept with the stretches, and forgotten with them.
+            self._stretches[rank][first_key] = first
+        return first
+
+    def _first_start_anywhere(self, shape, duration, floor) -> float:
+        """The earliest :meth:`_kept_first_start` of the up ranks: in a
+        plan free of conflicts, no rank can host *shape* for *duration*
+        before it, every item respected (counts of cores never refuse
+        what the allocator accepts there)."""
+        kept_first = self._kept_first_start
+        return min(
+            (kept_first(rank, shape, duration, floor) for rank in self.up),
+            default=INF,
+        )
+
     def ranks_with_room(
         self, jobid: int, request, ranks, floor: float, limit: float
     ) -> set[int] | None:
@@ -246,28 +287,17 @@ class RankSearch(PlanBook):
         own = self.reservations.get(jobid)
         partial = own.ranks if own is not None else ()
         duration = request.duration
-        stretches_on, kept = self._stretches_on, self._stretches
-        key = (shape.cores, shape.gpus)
-        first_key = (shape.cores, shape.gpus, duration, floor)
-        first_start = availability.first_start
+        kept_first = self._kept_first_start
         out = set()
         for rank in self.up.intersection(ranks):
             if rank in partial or self.check_kept:
-                first = first_start(
-                    stretches_on(rank, shape, considered, rank not in partial),
+                first = availability.first_start(
+                    self._stretches_on(rank, shape, considered, rank not in partial),
                     duration,
                     floor,
                 )
             else:
-                on_rank = kept.get(rank)
-                first = None if on_rank is None else on_rank.get(first_key)
-                if first is None:
-                    found = None if on_rank is None else on_rank.get(key)
-                    if found is None:
-                        found = stretches_on(rank, shape, considered, True)
-                    first = first_start(found, duration, floor)
-                    # Kept with the stretches, and forgotten with them.
-                    kept[rank][first_key] = first
+                first = kept_first(rank, shape, duration, floor)
             if first < limit:
                 out.add(rank)
             elif self.check_one_rank:

@@ -462,13 +462,16 @@ def test_kept_free_stretches_answer_as_a_fresh_reading(changes):
 # -- earliest against a probe at every time a window can start ------------------
 
 
-def probed_earliest(planner, jobid, rr, floor, exclude_held):
-    """The first time from *floor* at which the allocator, on a scratch
-    copy showing that window, places *rr*: *floor* and every end in the
-    plan after it are tried (a window can only start fitting there)."""
+def probed_earliest(planner, jobid, rr, floor, exclude_held, include_floor=True):
+    """The first time from *floor* (after it, without *include_floor*) at
+    which the allocator, on a scratch copy showing that window, places
+    *rr*: *floor* and every end in the plan after it are tried (a window
+    can only start fitting there)."""
     times = {floor}
     times.update(item.end for item in planner.running.values())
     times.update(item.end for item in planner.reservations.values())
+    if not include_floor:
+        times.discard(floor)
     considered = planner._considered(jobid, exclude_held)
     for t in sorted(x for x in times if floor <= x < INF):
         scratch = planner._scratch()
@@ -619,6 +622,21 @@ def test_earliest_finds_the_first_time_the_allocator_accepts(
                 assert ranks_of(late[1]) <= late_rank_expected(
                     planner, jobid, rr, late[0]
                 )
+        jobid += 1
+    # Every reservation settled (the plan free of conflicts, as at the back
+    # of a pass): a job without one starts its search where the ranks'
+    # stretches first have room, and must still find what asking the
+    # allocator at every time finds.
+    for settled in held:
+        planner.settle(settled)
+    for (cores, tens, at), include_floor in itertools.product(asked, (True, False)):
+        rr = request(pool, slots=1, cores=cores, duration=50.0 * tens)
+        floor = now + 50.0 * at
+        found = planner.earliest(jobid, rr, floor=floor, include_floor=include_floor)
+        got = None if found is None else (found[0], ranks_of(found[1]))
+        assert got == probed_earliest(
+            planner, jobid, rr, floor, False, include_floor=include_floor
+        )
         jobid += 1
 
 
