@@ -524,15 +524,31 @@ class Planner(RankSearch):
         free = self.profile.free_now_upper()
         if any(need[i] > free[i] for i in range(4)):
             return False
-        duration = request.duration
+        if self._no_rank_has_room_now(request, None, False):
+            return False
+        return self.profile.fits_from(self.now, request.duration, need, self.horizon())
+
+    def _no_rank_has_room_now(self, request, jobid, exclude_held) -> bool:
+        """True if *request* goes on one rank and no up rank has room for
+        it from now for its whole window (the reservations a question
+        about *jobid* with *exclude_held* respects counted); False if some
+        rank has, or the one-rank search cannot say."""
         shape = self._one_rank_shape(request)
-        if shape is not None:
-            now = self.now
-            limit = math.nextafter(now, INF)
-            args = (shape, duration, now, True, limit, None, False, None, None)
-            if self._one_rank_start(*args) == INF:
-                return False
-        return self.profile.fits_from(self.now, duration, need, self.horizon())
+        if shape is None:
+            return False
+        now = self.now
+        t = self._one_rank_start(
+            shape,
+            request.duration,
+            now,
+            True,
+            math.nextafter(now, INF),
+            jobid,
+            exclude_held,
+            None,
+            None,
+        )
+        return t == INF
 
     def start_now(
         self,
@@ -628,23 +644,9 @@ class Planner(RankSearch):
             # (Scanning the window would cost a step per running job.)
             return True
         duration = request.duration
-        shape = self._one_rank_shape(request)
-        if shape is not None:
-            # No rank with room now for the whole window: the allocator
-            # would refuse, whatever the counts say.
-            t = self._one_rank_start(
-                shape,
-                duration,
-                now,
-                True,
-                math.nextafter(now, INF),
-                jobid,
-                exclude_held,
-                None,
-                None,
-            )
-            if t == INF:
-                return False
+        if self._no_rank_has_room_now(request, jobid, exclude_held):
+            # The allocator would refuse, whatever the counts say.
+            return False
         own = self.reservations.get(jobid)
         own_spec = (own.start, own.end, own.vec) if own else None
         if not exclude_held:

@@ -1,5 +1,6 @@
 """The planner on a real Rv1Pool: earliest starts, both EASY clauses,
-reservation checks, and scratch copies that always show the right window."""
+reservation checks, kept free stretches and the one-rank search (the
+scratch copies are tested in test_scratch_copy.py)."""
 
 from __future__ import annotations
 
@@ -11,48 +12,18 @@ from flux.idset import IDset
 from flux.resource import InsufficientResources, ResourcePool
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from planner_helpers import (  # noqa: F401 (frozen_time: an autouse fixture)
+    INF,
+    NOW,
+    frozen_time,
+    make_planner,
+    ranks_of,
+    request,
+    run,
+)
 
 from flux_sched_base.planner import Planner
 from flux_sched_base.pool import Pool, Rv1SummaryPool, VersionedPool, lowest_free
-from flux_sched_base.scratch import Scratch
-from mock_broker.jobspec import make_jobspec
-from mock_broker.machine import Machine
-from mock_broker.runtime.clock import VirtualClock
-
-INF = math.inf
-NOW = 1000.0
-
-
-@pytest.fixture(autouse=True)
-def frozen_time():
-    with VirtualClock(NOW).active():
-        yield
-
-
-def make_planner(nodes=4, cores=4, gpus=0, pool_class=ResourcePool):
-    pool = pool_class(Machine.uniform(nodes, cores, gpus).to_R())
-    planner = Planner(pool)
-    planner.begin_pass(NOW)
-    return pool, planner
-
-
-def request(pool, nodes=None, slots=1, cores=4, duration=100.0, **kw):
-    return pool.parse_resource_request(
-        make_jobspec(nodes=nodes, slots=slots, cores=cores, duration=duration, **kw)
-    )
-
-
-def run(planner, pool, jobid, **kw):
-    R = planner.start_now(jobid, request(pool, **kw), ignore_reservations=True)
-    assert R is not None
-    return R
-
-
-def ranks_of(R):
-    ranks = set()
-    for entry in R.to_dict()["execution"]["R_lite"]:
-        ranks.update(IDset(entry["rank"]))
-    return ranks
 
 
 def test_start_now_stamps_R_and_records_the_end():
@@ -261,114 +232,6 @@ def test_starts_counts_ranks_free_for_the_whole_window():
     starts = planner.starts(30, long, floor=NOW)
     assert starts == [(NOW + 100.0, INF)]
     assert planner.earliest(30, long, floor=NOW)[0] == NOW + 100.0
-
-
-# -- scratch copies against a brute-force recomputation ------------------------
-
-
-def expected_allocated(planner, t, tend, considered):
-    cores: dict[int, set] = {}
-    for item in planner.running.values():
-        if t == planner.now or item.end > t:
-            for rank, (c, _) in item.ranks.items():
-                cores.setdefault(rank, set()).update(c)
-    for item in planner.reservations.values():
-        if considered(item) and item.start < tend and item.end > t:
-            for rank, (c, _) in item.ranks.items():
-                cores.setdefault(rank, set()).update(c)
-    return cores
-
-
-def scratch_allocated(scratch):
-    return {
-        rank: set(info["allocated_cores"])
-        for rank, info in scratch.pool.impl._ranks.items()
-        if info["allocated_cores"]
-    }
-
-
-_op = st.tuples(
-    st.sampled_from(["goto", "goto", "goto", "drop", "start"]),
-    st.integers(0, 8),  # time step x 50 s
-    st.integers(1, 6),  # duration x 50 s
-    st.integers(0, 3),  # which / exclude
-)
-
-
-@settings(
-    max_examples=150,
-    deadline=None,
-    derandomize=True,
-    suppress_health_check=[HealthCheck.too_slow],
-)
-@given(
-    st.lists(st.tuples(st.integers(1, 2), st.integers(1, 8)), min_size=1, max_size=5),
-    st.lists(
-        st.tuples(st.integers(1, 3), st.integers(1, 4), st.integers(0, 8)),
-        min_size=1,
-        max_size=6,
-    ),
-    st.lists(_op, min_size=1, max_size=25),
-)
-def test_scratch_always_shows_the_requested_window(running, reserved, ops):
-    # Both ways of moving items: counting holders (Rv1Pool-based pools) and
-    # the pool's own register_alloc and free with repairs (any other).
-    for counting in (True, False):
-        Scratch.count_holders = counting
-        try:
-            _check_scratch_windows(running, reserved, ops)
-        finally:
-            Scratch.count_holders = True
-
-
-def _check_scratch_windows(running, reserved, ops):
-    pool, planner = make_planner(nodes=4, cores=4)
-    jobid = 1
-    for nodes, tens in running:
-        rr = request(pool, nodes=nodes, slots=nodes, cores=2, duration=50.0 * tens)
-        planner.start_now(jobid, rr, ignore_reservations=True)
-        jobid += 1
-    for nodes, tens, at in reserved:
-        rr = request(pool, nodes=nodes, slots=nodes, cores=2, duration=50.0 * tens)
-        found = planner.earliest(jobid, rr, floor=NOW + 50.0 * at)
-        if found is not None:
-            planner.reserve(jobid, found[0], found[0] + rr.duration, found[1])
-        jobid += 1
-    for kind, step, tens, which in ops:
-        ids = sorted(planner.reservations)
-        if kind == "drop" and ids:
-            planner.drop(ids[which % len(ids)])
-            continue
-        if kind == "start":
-            rr = request(pool, nodes=1, cores=1, duration=50.0 * tens)
-            planner.start_now(jobid, rr)
-            jobid += 1
-            continue
-        t = NOW + 50.0 * step
-        tend = t + 50.0 * tens
-        excluded = ids[which % len(ids)] if ids and which else None
-
-        def considered(item, excluded=excluded):
-            return item.jobid != excluded
-
-        scratch = planner._scratch()
-        scratch.goto(t, tend, considered)
-        assert scratch_allocated(scratch) == {
-            r: c
-            for r, c in expected_allocated(planner, t, tend, considered).items()
-            if c
-        }
-    # The real pool holds exactly the running jobs.
-    real = {
-        rank: set(info["allocated_cores"])
-        for rank, info in pool.impl._ranks.items()
-        if info["allocated_cores"]
-    }
-    assert real == {
-        r: c
-        for r, c in expected_allocated(planner, NOW, NOW, lambda item: False).items()
-        if c
-    }
 
 
 # -- kept free stretches against a fresh reading ----------------------------------
@@ -660,7 +523,7 @@ def test_the_cheap_test_asks_the_ranks_of_a_one_rank_request():
     """Cores free now on two ranks add up for the counts, but a slot
     takes them on one: the cheap test says no, as the allocator would;
     and a rank with room now but a reservation later in the window does
-    not count."""
+    not count, though the counts leave room."""
     pool, planner = make_planner(nodes=2, cores=4)
     run(planner, pool, 1, slots=1, cores=2, duration=500.0)
     run(planner, pool, 2, slots=1, cores=2, duration=500.0)
@@ -669,10 +532,13 @@ def test_the_cheap_test_asks_the_ranks_of_a_one_rank_request():
     assert planner.profile.fits_from(NOW, 100.0, planner.need(three))
     assert not planner.fits_counts_now(three)
     assert planner.fits_counts_now(two)
-    # A reservation of two cores on each rank from NOW + 50.
-    for jobid in (3, 4):
-        t, R = planner.earliest(jobid, two, floor=NOW + 50.0)
-        planner.reserve(jobid, t, t + 100.0, R)
+
+    pool, planner = make_planner(nodes=2, cores=4)
+    run(planner, pool, 1, slots=1, cores=3, duration=500.0)  # one free on it
+    t, R = planner.earliest(3, three, floor=NOW + 50.0)  # the other rank
+    assert t == NOW + 50.0 and ranks_of(R) != ranks_of(planner.running[1].R)
+    planner.reserve(3, t, t + 100.0, R)
+    assert planner.profile.fits_from(NOW, 100.0, planner.need(two))
     assert not planner.fits_counts_now(two)
     assert planner.fits_counts_now(request(pool, slots=1, cores=2, duration=50.0))
 
@@ -707,109 +573,3 @@ def test_a_pool_placing_one_slot_its_own_way_gives_the_late_R_itself():
     )
     assert found[0] == NOW + 100.0
     assert ranks_of(found[1]) == {1}  # the reference rule would take rank 0
-
-
-def test_a_scratch_copy_follows_passes_and_frees():
-    """The copy outlives a pass: at the next one's now it still shows a
-    job past its planned end (it holds its cores until it is freed), then
-    follows the free, a partial one first."""
-    pool, planner = make_planner(nodes=4, cores=4)
-    run(planner, pool, 1, nodes=2, slots=2, cores=4, duration=50.0)
-    run(planner, pool, 2, nodes=1, slots=1, cores=2, duration=500.0)
-    scratch = planner._scratch()
-    scratch.goto(NOW, NOW + 100.0, lambda item: True)
-    later = NOW + 100.0  # job 1 is overdue: still running
-
-    def shown(t):
-        scratch.goto(t, t + 100.0, lambda item: True)
-        return scratch_allocated(scratch)
-
-    def busy(t):
-        return {
-            r: c
-            for r, c in expected_allocated(
-                planner, t, t + 100.0, lambda i: True
-            ).items()
-            if c
-        }
-
-    planner.begin_pass(later)
-    assert planner._scratch() is scratch
-    assert shown(later) == busy(later) and len(shown(later)) == 3
-    # A partial free of one of job 1's ranks, then the rest.
-    item = planner.running[1]
-    first, second = sorted(item.ranks)
-    part = item.R.copy()
-    part.remove_ranks(IDset([second]))
-    planner.release(1, part, final=False, now=later)
-    assert planner._scratch() is scratch
-    assert shown(later) == busy(later) and first not in shown(later)
-    planner.release(1, now=later)
-    assert shown(later) == busy(later)
-    assert len(shown(later)) == 1
-
-
-@pytest.mark.parametrize("counting", [True, False])
-def test_a_scratch_copy_follows_an_allocation_handed_to_another_job(
-    monkeypatch, counting
-):
-    """``transfer`` gives a job's fresh allocation to an identical job: a
-    copy that counts holders keeps showing the cores, held until the same
-    end, now by the other job (and is not made again); any other copy is
-    dropped."""
-    monkeypatch.setattr(Scratch, "count_holders", counting)
-    pool, planner = make_planner(nodes=2, cores=4)
-    run(planner, pool, 1, nodes=1, slots=1, cores=2, duration=50.0)
-    scratch = planner._scratch()
-    scratch.goto(NOW + 60.0, NOW + 160.0, lambda item: True)
-    R = run(planner, pool, 2, slots=1, cores=3, duration=300.0)
-    planner.transfer(2, 3)
-    assert 2 not in planner.running and planner.running[3].R is R
-    assert planner.running[3].end == NOW + 300.0
-    if not counting:
-        assert planner.scratch is None
-        return
-    assert planner._scratch() is scratch
-    for t in (NOW, NOW + 60.0, NOW + 400.0):
-        scratch.goto(t, t + 100.0, lambda item: True)
-        assert scratch_allocated(scratch) == {
-            r: c
-            for r, c in expected_allocated(
-                planner, t, t + 100.0, lambda item: True
-            ).items()
-            if c
-        }
-    # Freed under its new owner, it leaves the copy.
-    planner.release(3, now=NOW + 10.0)
-    scratch.goto(NOW + 10.0, NOW + 110.0, lambda item: True)
-    assert ranks_of(R).isdisjoint(scratch_allocated(scratch))
-
-
-@pytest.mark.parametrize("counting", [True, False])
-def test_a_scratch_copy_hides_ranks_from_its_allocator_and_shows_them_again(counting):
-    """``Scratch.set_up`` marks ranks down and up in the copy as the
-    pool's ``mark_down`` and ``mark_up`` do (flags set directly on a
-    counted copy, an idset otherwise): the allocator leaves them out, then
-    uses them again, and the real pool never changes."""
-    Scratch.count_holders = counting
-    try:
-        pool, planner = make_planner(nodes=4, cores=4)
-        run(planner, pool, 1, slots=1, cores=2, duration=500.0)  # on rank 0
-        scratch = planner._scratch()
-        scratch.goto(NOW, NOW + 100.0, lambda item: True)
-        rr = request(pool, slots=1, cores=4, duration=100.0)
-        before = pool.to_dict()
-        assert ranks_of(scratch.alloc(2, rr)) == {1}
-        scratch.unalloc(2)
-        scratch.set_up([1, 2], False)
-        assert ranks_of(scratch.alloc(2, rr)) == {3}
-        scratch.unalloc(2)
-        scratch.set_up([1, 2, 3], False)
-        with pytest.raises(InsufficientResources):
-            scratch.alloc(2, rr)
-        scratch.set_up([1, 2, 3], True)
-        assert ranks_of(scratch.alloc(2, rr)) == {1}
-        scratch.unalloc(2)
-        assert pool.to_dict() == before
-    finally:
-        Scratch.count_holders = True
