@@ -121,13 +121,22 @@ class RankSearch(PlanBook):
         if shape is None:
             return None
         duration = request.duration
-        if ranks is None and within is None and not self.held_ids:
-            if jobid not in self.reservations:
+        reservations = self.reservations
+        if (
+            ranks is None
+            and within is None
+            and not self.held_ids
+            and len(reservations) >= len(self.up)
+        ):
+            if jobid not in reservations:
                 # Every item counts and the plan is settled, so free of
                 # conflicts: the ranks' kept stretches say when the first
                 # of them could host the job, and the search starts there
                 # (a time some item ends) instead of walking every end
-                # before it (the back of a long queue).
+                # before it (the back of a long queue).  With fewer
+                # reservations than ranks the walk meets a rank none
+                # blocks within a few steps, cheaper than reading every
+                # rank's stretches (fifo's and easy's few reservations).
                 lowest = self._first_start_anywhere(shape, duration, floor)
                 if floor < lowest < INF:
                     floor, include_floor = lowest, True
