@@ -54,6 +54,7 @@ from flux.resource import InsufficientResources
 
 from flux_sched_base import availability, counts, rstamp
 from flux_sched_base.planbook import Item, parse_ranks, request_need
+from flux_sched_base.pool import log_keeps
 from flux_sched_base.rank_search import RankSearch
 from flux_sched_base.scratch import Scratch
 
@@ -557,11 +558,15 @@ class Planner(RankSearch):
         *,
         exclude_held: bool = False,
         ignore_reservations: bool = False,
+        counts_checked: bool = False,
     ):
         """Start *jobid* now if it fits without touching respected reservations.
 
         The job's own reservation, if any, is ignored and, on success,
-        dropped.  On success the job is allocated in the real pool, its R
+        dropped.  *counts_checked*: the caller has just had
+        :meth:`fits_counts_now` say yes for *request* (the same question
+        when the job holds no reservation and every one is respected), so
+        the counts are not read again.  On success the job is allocated in the real pool, its R
         stamped (``starttime``, ``expiration``), and it becomes a running
         item; the stamped R is returned.  Returns None if it does not fit.  Raises
         :class:`~flux.resource.InfeasibleRequest` for a request that can
@@ -574,8 +579,12 @@ class Planner(RankSearch):
         now = self.now
         duration = request.duration
         tend = self.window_end(now, duration)
-        if not ignore_reservations and not self._counts_allow_now(
-            jobid, request, need, exclude_held, tend
+        if (
+            not ignore_reservations
+            and not (
+                counts_checked and not exclude_held and jobid not in self.reservations
+            )
+            and not self._counts_allow_now(jobid, request, need, exclude_held, tend)
         ):
             return None
         considered = self._considered(jobid, exclude_held)
@@ -670,7 +679,7 @@ class Planner(RankSearch):
         """Allocate an R chosen on a scratch copy in the real pool."""
         with _quiet(self.log):
             self.pool.register_alloc(jobid, R)
-        if self.log is not None:
+        if log_keeps(self.log, syslog.LOG_DEBUG):
             self.log(syslog.LOG_DEBUG, f"alloc: {JobID(jobid).f58}: {R.dumps()}")
 
     def _free_now(self, item: Item) -> bool:

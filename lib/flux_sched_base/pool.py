@@ -148,6 +148,17 @@ def one_slot_rank(table: Iterable[tuple[int, Mapping]], size: int) -> int | None
     return best
 
 
+def log_keeps(log, level: int) -> bool:
+    """Would *log* (a callable taking a syslog level and a line, or None)
+    keep a line at *level*?  No for None and below a logger's ``level``
+    threshold (flux-python's ``BrokerLogger``); yes for any other
+    callable.  Lines are formatted only when kept."""
+    if log is None:
+        return False
+    threshold = getattr(log, "level", None)
+    return not isinstance(threshold, int) or level <= threshold
+
+
 @functools.lru_cache(maxsize=4096)
 def _nodelist(hosts: str) -> str:
     """The compressed host list of comma-separated *hosts* (most jobs
@@ -252,8 +263,7 @@ class Rv1SummaryPool(Rv1Pool):
         log = self.log
         if getattr(log, "__func__", None) is ResourcePoolImplementation.log:
             return False
-        threshold = getattr(log, "level", None)
-        return not isinstance(threshold, int) or level <= threshold
+        return log_keeps(log, level)
 
     def register_alloc(self, jobid: int, R: Rv1Pool) -> None:
         """Hold *R*, an allocation made elsewhere (a running job at hello,

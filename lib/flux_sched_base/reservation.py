@@ -445,7 +445,7 @@ class ReservationScheduler(CountedPlanning, PlanningScheduler):
                 failed[shape] = min(failed.get(shape, INF), duration)
             return None
         try:
-            R = planner.start_now(job.jobid, rr)
+            R = planner.start_now(job.jobid, rr, counts_checked=True)
         except InfeasibleRequest as exc:
             self.deny(job, exc)
             return True

@@ -1,5 +1,6 @@
 """Helpers for the planner tests: a planner on a uniform machine at a
-frozen time, requests, started jobs, and the ranks an R holds."""
+frozen time, requests, started jobs, the ranks an R holds, and a logger
+with a level threshold."""
 
 from __future__ import annotations
 
@@ -48,3 +49,16 @@ def ranks_of(R):
     for entry in R.to_dict()["execution"]["R_lite"]:
         ranks.update(IDset(entry["rank"]))
     return ranks
+
+
+class ThresholdLog:
+    """A logger with a level threshold, as flux-python's BrokerLogger:
+    keeps the lines its level lets through."""
+
+    def __init__(self, level):
+        self.level = level
+        self.lines = []
+
+    def __call__(self, level, text):
+        if level <= self.level:
+            self.lines.append(text)

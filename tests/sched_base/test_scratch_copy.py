@@ -3,6 +3,9 @@ follow passes, frees and hand-overs, and hide ranks from their allocator."""
 
 from __future__ import annotations
 
+import syslog
+from unittest import mock
+
 import pytest
 from flux.idset import IDset
 from flux.resource import InsufficientResources
@@ -10,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from planner_helpers import (  # noqa: F401 (frozen_time: an autouse fixture)
     NOW,
+    ThresholdLog,
     frozen_time,
     make_planner,
     ranks_of,
@@ -17,6 +21,7 @@ from planner_helpers import (  # noqa: F401 (frozen_time: an autouse fixture)
     run,
 )
 
+from flux_sched_base.pool import Pool, Rv1SummaryPool
 from flux_sched_base.scratch import Scratch
 
 # -- scratch copies against a brute-force recomputation ------------------------
@@ -231,3 +236,23 @@ def test_a_scratch_copy_hides_ranks_from_its_allocator_and_shows_them_again(coun
         assert pool.to_dict() == before
     finally:
         Scratch.count_holders = True
+
+
+@pytest.mark.parametrize("level, kept", [(syslog.LOG_DEBUG, 1), (syslog.LOG_INFO, 0)])
+def test_an_R_chosen_on_a_copy_is_logged_only_when_the_level_keeps_it(level, kept):
+    """Starting a job around a reservation commits the copy's R to the
+    pool; its debug line (job id and R) is formatted only when kept."""
+    pool, planner = make_planner(nodes=3, cores=4, pool_class=Pool)
+    run(planner, pool, 1, slots=1, cores=4, duration=100.0)
+    held = request(pool, slots=1, cores=4, duration=100.0)
+    found = planner.earliest(2, held, floor=NOW + 50.0)
+    planner.reserve(2, found[0], found[0] + 100.0, found[1])
+    log = planner.log = ThresholdLog(level)
+    probes = planner.probes
+    with mock.patch.object(
+        Rv1SummaryPool, "dumps", autospec=True, side_effect=Rv1SummaryPool.dumps
+    ) as dumps:
+        R = planner.start_now(3, request(pool, slots=1, cores=2, duration=100.0))
+    assert R is not None and planner.probes == probes + 1  # chosen on the copy
+    assert [line.split(":")[0] for line in log.lines] == ["alloc"] * kept
+    assert dumps.call_count == kept

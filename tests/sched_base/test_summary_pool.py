@@ -10,6 +10,7 @@ from flux.resource.Rv1Pool import ResourceRequest, Rv1Pool
 from flux.resource.Rv1Set import _display_idset, _idset_str
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from planner_helpers import ThresholdLog
 
 from flux_sched_base.pool import (
     Pool,
@@ -242,23 +243,11 @@ def test_alloc_picks_what_rv1pool_picks(groups, expiration, steps):
     assert our_log == their_log
 
 
-class _Threshold:
-    """A logger with a level threshold, as flux-python's BrokerLogger."""
-
-    def __init__(self, level):
-        self.level = level
-        self.lines = []
-
-    def __call__(self, level, text):
-        if level <= self.level:
-            self.lines.append(text)
-
-
 def test_log_lines_are_formatted_only_when_the_level_keeps_them():
     R = Machine.uniform(2, 4).to_R()
     request = ResourceRequest.from_jobspec(make_jobspec(slots=1, cores=2))
     for level, kept in ((syslog.LOG_DEBUG, 3), (syslog.LOG_INFO, 1)):
-        log = _Threshold(level)
+        log = ThresholdLog(level)
         pool = Rv1SummaryPool(R, log=log)
         with mock.patch.object(
             Rv1SummaryPool,
