@@ -563,10 +563,10 @@ class Planner(RankSearch):
         """Start *jobid* now if it fits without touching respected reservations.
 
         The job's own reservation, if any, is ignored and, on success,
-        dropped.  *counts_checked*: the caller has just had
-        :meth:`fits_counts_now` say yes for *request* (the same question
-        when the job holds no reservation and every one is respected), so
-        the counts are not read again.  On success the job is allocated in the real pool, its R
+        dropped.  *counts_checked*: the caller has just found that the
+        job fits now (:meth:`fits_counts_now`, or a search that found now),
+        so the counts, which only spare the allocator a question they
+        refuse, are not read again: the allocator decides either way.  On success the job is allocated in the real pool, its R
         stamped (``starttime``, ``expiration``), and it becomes a running
         item; the stamped R is returned.  Returns None if it does not fit.  Raises
         :class:`~flux.resource.InfeasibleRequest` for a request that can
@@ -581,9 +581,7 @@ class Planner(RankSearch):
         tend = self.window_end(now, duration)
         if (
             not ignore_reservations
-            and not (
-                counts_checked and not exclude_held and jobid not in self.reservations
-            )
+            and not counts_checked
             and not self._counts_allow_now(jobid, request, need, exclude_held, tend)
         ):
             return None

@@ -273,7 +273,7 @@ class ReservationScheduler(CountedPlanning, PlanningScheduler):
             found = search()
             if found is None or found[0] > now:
                 return found
-            R = planner.start_now(jobid, rr)
+            R = planner.start_now(jobid, rr, counts_checked=True)
             return (now, R) if R is not None else search(include_floor=False)
         if lightened is not None:
             within = self._lightened_starts(job, res, checked, lightened)
