@@ -9,7 +9,9 @@ with the referee watching, and prints the figures and the wall time.
 
     python benchmarks/kth_fcfs.py [--trace PATH] [--scheduler fifo]
 
-Exit status 0 if both figures match, 1 if not.
+Exit status 0 if both figures match, 1 if not (or the output closed
+early), 2 for an unknown scheduler or a trace that cannot be read (one
+line on stderr), 130 on Ctrl-C.
 """
 
 from __future__ import annotations
@@ -20,9 +22,11 @@ import time
 from pathlib import Path
 
 from conformance.referee import Referee
-from flux_schedkit.reference import reference_path
+from flux_schedkit.console import EXIT_USAGE, guarded, say
+from flux_schedkit.reference import REFERENCE_SCHEDULERS, reference_path
 from replay.runner import replay
-from replay.workload import prepare
+from replay.swf import SWFError
+from replay.workload import NothingToReplay, prepare
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_TRACE = ROOT.parent / "shared" / "traces" / "KTH-SP2-1996-2.1-cln.swf.gz"
@@ -33,10 +37,19 @@ MEAN_WAIT, MEAN_BSLD = 218_832, 4_294.5
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trace", default=str(DEFAULT_TRACE))
-    parser.add_argument("--scheduler", default="fifo")
+    parser.add_argument("--scheduler", default="fifo", choices=REFERENCE_SCHEDULERS)
     args = parser.parse_args()
+    return guarded("", lambda: check(args), prog="kth_fcfs")
+
+
+def check(args) -> int:
+    """Replay the trace and print the figures; the exit status."""
     t0 = time.perf_counter()
-    source = prepare(args.trace)
+    try:
+        source = prepare(args.trace)
+    except (OSError, SWFError, NothingToReplay) as exc:
+        say("", _reason(args.trace, exc), prog="kth_fcfs")
+        return EXIT_USAGE
     read = time.perf_counter() - t0
     result, broker = replay(
         str(reference_path(args.scheduler)),
@@ -63,6 +76,14 @@ def main() -> int:
         f"{len(result.violations)}, unfinished {m.unfinished}"
     )
     return 0 if wait_ok and bsld_ok and not result.violations else 1
+
+
+def _reason(trace: str, exc: Exception) -> str:
+    """One line saying why *trace* could not be read (the trace's own
+    errors name the file already, an OSError's reason does not)."""
+    if isinstance(exc, OSError):
+        return f"{trace}: {exc.strerror or exc}"
+    return str(exc)
 
 
 def _ok(flag: bool) -> str:

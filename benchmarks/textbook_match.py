@@ -13,6 +13,10 @@ and the wall time of the replay and of the model.
 
 ``conservative:N`` is the conservative module with ``reservation-depth=N``,
 compared with backfilling of reservation depth N.
+
+Exit status 0 when done (divergences are reported, not failures), 1 if
+the output closed early, 2 for an unknown scheduler name or a trace that
+cannot be read (one line on stderr), 130 on Ctrl-C.
 """
 
 from __future__ import annotations
@@ -24,9 +28,11 @@ from unittest import mock
 
 from conformance.policy import textbook
 from conformance.referee import Referee
+from flux_schedkit.console import EXIT_OK, EXIT_USAGE, guarded, say
+from flux_schedkit.reference import REFERENCE_SCHEDULERS
 from mock_broker.machine import Machine
 from replay.runner import replay
-from replay.swf import read_swf
+from replay.swf import SWFError, read_swf
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_TRACE = ROOT.parent / "shared" / "traces" / "KTH-SP2-1996-2.1-cln.swf.gz"
@@ -116,7 +122,32 @@ def main() -> None:
         "--nodes", type=int, default=None, help="default: the trace's MaxProcs"
     )
     args = parser.parse_args()
-    trace = read_swf(args.trace, limit=args.limit, skip=args.skip)
+    for name in args.schedulers:
+        policy, colon, depth = name.partition(":")
+        if policy not in REFERENCE_SCHEDULERS or (
+            colon and (policy != "conservative" or not depth.isdigit() or depth == "0")
+        ):
+            parser.error(
+                f"unknown scheduler {name!r}: choose fifo, easy, conservative "
+                "or conservative:N (N >= 1)"
+            )
+    if (args.limit is not None and args.limit < 1) or args.skip < 0:
+        parser.error("--limit must be >= 1 and --skip >= 0")
+    raise SystemExit(guarded("", lambda: report(args), prog="textbook_match"))
+
+
+def report(args) -> int:
+    """Compare each scheduler and print its row; the exit status."""
+    try:
+        trace = read_swf(args.trace, limit=args.limit, skip=args.skip)
+    except (OSError, SWFError) as exc:
+        # An SWFError names the file; an OSError's reason does not.
+        reason = f"{args.trace}: {exc.strerror}" if isinstance(exc, OSError) else exc
+        say("", str(reason), prog="textbook_match")
+        return EXIT_USAGE
+    if not trace.jobs:
+        say("", f"{args.trace}: no job to replay", prog="textbook_match")
+        return EXIT_USAGE
     nodes = args.nodes or trace.max_procs or max(j.procs for j in trace.jobs)
     print(f"{Path(args.trace).name}: {len(trace.jobs)} jobs on {nodes} x 1 core")
     print(
@@ -132,6 +163,7 @@ def main() -> None:
             + (f"  referee: {row['violations']}" if row["violations"] else ""),
             flush=True,
         )
+    return EXIT_OK
 
 
 if __name__ == "__main__":
