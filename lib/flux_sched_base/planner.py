@@ -155,6 +155,7 @@ class Planner(RankSearch):
         within: availability.Intervals | None = None,
         prefer_late: bool = False,
         ranks: set[int] | None = None,
+        bare_now: bool = False,
     ):
         """Earliest start at or after *floor* (before *limit*) and its R.
 
@@ -168,14 +169,18 @@ class Planner(RankSearch):
         become free last, where the allocator can do without the others
         (see :meth:`_late_ranks`): right for a reservation that others
         backfill around; without it, R is the allocator's own choice, as
-        it will be when the job starts on a pool in that state.
+        it will be when the job starts on a pool in that state.  With
+        *bare_now*, a start now found rank by rank comes as ``(now,
+        None)``: for a caller that then starts the job itself
+        (:meth:`start_now`), so the allocator is not asked for an R that
+        would go unused.
         Returns ``(t, R)``, or None if no candidate time works: then the job
         cannot be placed given what never ends in the plan.  Raises
         :class:`~flux.resource.InfeasibleRequest` if the allocator finds the
         request structurally impossible.
         """
         question = (jobid, request, floor, include_floor, limit, exclude_held, within)
-        found = self._earliest_one_rank(*question, ranks, prefer_late)
+        found = self._earliest_one_rank(*question, ranks, prefer_late, bare_now)
         if found is None:
             found = self._earliest_by_candidates(*question, ranks)
         elif self.check_one_rank:

@@ -74,6 +74,8 @@ class RankSearch(PlanBook):
                 f"one-rank search found {found[0]}, the general one "
                 f"{general and general[0]}, in a plan within capacity"
             )
+        elif found[1] is None:
+            pass  # a start now without R (bare_now): the times agree
         elif len(found) == 3:
             # R read from the plan on a late rank: the scratch copy's.
             jobid, request, _, _, _, exclude_held, _ = question[:7]
@@ -97,6 +99,7 @@ class RankSearch(PlanBook):
         within,
         ranks,
         late=False,
+        bare_now=False,
     ):
         """:meth:`earliest` for a request the allocator puts on one rank,
         found rank by rank: ``(t, R)``, :data:`NO_START`, or None where
@@ -104,6 +107,7 @@ class RankSearch(PlanBook):
         *late* (:meth:`earliest`'s *prefer_late*), a start after now may
         come as ``(t, R, LATE)``: R already on a late rank (see
         :meth:`_late_one_slot`); else R is the allocator's own choice.
+        With *bare_now*, a start now comes as ``(now, None)``.
 
         A rank can host the request from *t* if the cores and GPUs the
         items there hold during the window (running jobs and the
@@ -161,6 +165,8 @@ class RankSearch(PlanBook):
                 except InfeasibleRequest:
                     return None  # the general search raises, or finds none
             return NO_START
+        if bare_now and t <= self.now:
+            return t, None
         considered = self._considered(jobid, exclude_held)
         if late and t > self.now:
             R = self._late_one_slot(request, t, considered)

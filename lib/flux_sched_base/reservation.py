@@ -270,7 +270,9 @@ class ReservationScheduler(CountedPlanning, PlanningScheduler):
                 ranks=lightened,
                 prefer_late=True,
             )
-            found = search()
+            # A start now is the job's own allocation in the pool (below):
+            # no R from the copy for it.
+            found = search(bare_now=True)
             if found is None or found[0] > now:
                 return found
             R = planner.start_now(jobid, rr, counts_checked=True)

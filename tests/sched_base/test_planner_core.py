@@ -573,3 +573,20 @@ def test_a_pool_placing_one_slot_its_own_way_gives_the_late_R_itself():
     )
     assert found[0] == NOW + 100.0
     assert ranks_of(found[1]) == {1}  # the reference rule would take rank 0
+
+
+def test_a_bare_start_now_asks_the_allocator_nothing():
+    """A caller that starts the job itself when it fits now (a holder's
+    compression) gets ``(now, None)`` without the allocator being asked;
+    a later start still comes with its R."""
+    pool, planner = make_planner(nodes=2, cores=4)
+    run(planner, pool, 1, slots=1, cores=4, duration=100.0)
+    probes = planner.probes
+    fits = request(pool, slots=1, cores=3)
+    assert planner.earliest(2, fits, floor=NOW, bare_now=True) == (NOW, None)
+    assert planner.probes == probes
+    found = planner.earliest(2, fits, floor=NOW)
+    assert found[0] == NOW and ranks_of(found[1]) == {1}
+    run(planner, pool, 3, slots=1, cores=2, duration=50.0)
+    t, R = planner.earliest(4, fits, floor=NOW, bare_now=True)
+    assert t == NOW + 50.0 and ranks_of(R) == {1}
