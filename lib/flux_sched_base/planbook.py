@@ -374,14 +374,23 @@ class PlanBook:
         kept = self._bounds
         dirty = self._bounds_dirty
         if dirty:
+            up = self.up
             for (c, g), (by_rank, bounds, unknown) in kept.items():
                 for rank in dirty:
                     old = by_rank.pop(rank, None)
+                    unknown.discard(rank)
+                    bound = self.rank_bound(rank, c, g) if rank in up else None
+                    if bound is None:
+                        if rank in up:
+                            unknown.add(rank)
+                    else:
+                        by_rank[rank] = bound
+                        if bound == old:
+                            continue  # (a small share often has room as before)
                     if old is not None and old != INF:
                         bounds.remove((old, rank))
-                    unknown.discard(rank)
-                    if rank in self.up:
-                        self._keep_bound(rank, c, g, by_rank, bounds, unknown)
+                    if bound is not None and bound != INF:
+                        bounds.add((bound, rank))
             dirty.clear()
         found = kept.get(key)
         if found is None:
