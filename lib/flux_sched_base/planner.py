@@ -521,8 +521,8 @@ class Planner(RankSearch):
         """Cheap test: do the counts leave room for *request* from now on?
 
         Respects every reservation in the plan; False means the request
-        certainly cannot start now.  A request on one rank is first asked
-        of the ranks (see :meth:`_earliest_one_rank`): on a full machine
+        certainly cannot start now.  A request on one rank is asked of the
+        ranks instead (see :meth:`_one_rank_room_now`): on a full machine
         most have no room now for its whole window, and the ranks kept in
         order of when their running jobs leave room say so at once.
         """
@@ -530,18 +530,38 @@ class Planner(RankSearch):
         free = self.profile.free_now_upper()
         if any(need[i] > free[i] for i in range(4)):
             return False
-        if self._no_rank_has_room_now(request, None, False):
-            return False
-        return self.profile.fits_from(self.now, request.duration, need, self.horizon())
+        room = self._one_rank_room_now(request, None, False)
+        if room is not None and not self.check_one_rank:
+            return room
+        counts = self.profile.fits_from(
+            self.now, request.duration, need, self.horizon()
+        )
+        return self._room_or_counts(room, counts)
 
-    def _no_rank_has_room_now(self, request, jobid, exclude_held) -> bool:
-        """True if *request* goes on one rank and no up rank has room for
-        it from now for its whole window (the reservations a question
-        about *jobid* with *exclude_held* respects counted); False if some
-        rank has, or the one-rank search cannot say."""
+    def _room_or_counts(self, room: bool | None, counts: bool) -> bool:
+        """The ranks' answer (:meth:`_one_rank_room_now`) where they gave
+        one, else the counts'; with ``check_one_rank`` (tests), fail if a
+        rank had room where the counts of a plan within capacity refuse."""
+        if room is None:
+            return counts
+        assert not room or counts or self.profile.over_capacity(), (
+            "a rank has room now that the counts refuse"
+        )
+        return room
+
+    def _one_rank_room_now(self, request, jobid, exclude_held) -> bool | None:
+        """For a request that goes on one rank: does some up rank have
+        room for it from now for its whole window (the reservations a
+        question about *jobid* with *exclude_held* respects counted)?
+        None for another request, or where the one-rank search cannot say.
+
+        A rank with room answers the counts too: the items the question
+        respects are then free of conflicts (settled in queue order, or a
+        pass's backfill after the holders), so adding the job's share to
+        that rank keeps every count within the machine's."""
         shape = self._one_rank_shape(request)
         if shape is None:
-            return False
+            return None
         now = self.now
         t = self._one_rank_start(
             shape,
@@ -554,7 +574,7 @@ class Planner(RankSearch):
             None,
             None,
         )
-        return t == INF
+        return None if t is None else t != INF
 
     def start_now(
         self,
@@ -656,27 +676,31 @@ class Planner(RankSearch):
             # (Scanning the window would cost a step per running job.)
             return True
         duration = request.duration
-        if self._no_rank_has_room_now(request, jobid, exclude_held):
-            # The allocator would refuse, whatever the counts say.
-            return False
+        room = self._one_rank_room_now(request, jobid, exclude_held)
+        if room is not None and not self.check_one_rank:
+            # Without room on a rank the allocator would refuse, whatever
+            # the counts say; with it, the counts fit.
+            return room
         own = self.reservations.get(jobid)
         own_spec = (own.start, own.end, own.vec) if own else None
         if not exclude_held:
             # Every other reservation respected: the same question, read at
             # the times usage rises.
-            return self.profile.fits_from(
+            counts = self.profile.fits_from(
                 self.now, duration, need, self.horizon(), own=own_spec
             )
-        found = self.profile.candidates(
-            self.now,
-            duration,
-            need,
-            limit=math.nextafter(self.now, INF),
-            minus=self.held_profile(),
-            own=own_spec,
-            horizon=self.horizon(),
-        )
-        return next(found, None) is not None
+        else:
+            found = self.profile.candidates(
+                self.now,
+                duration,
+                need,
+                limit=math.nextafter(self.now, INF),
+                minus=self.held_profile(),
+                own=own_spec,
+                horizon=self.horizon(),
+            )
+            counts = next(found, None) is not None
+        return self._room_or_counts(room, counts)
 
     def _commit(self, jobid: int, R) -> None:
         """Allocate an R chosen on a scratch copy in the real pool."""
