@@ -80,6 +80,8 @@ class Profile:
         self._starts = SortedList()
         # rank -> [(start, end)] of the items using it (start -inf: running)
         self._cover: dict[int, list] = {}
+        # rank -> how many of those are reservations (start after -inf)
+        self._cover_reserved: dict[int, int] = {}
         #: Incremented on every change.
         self.version = 0
         self._prefix_cache = None
@@ -143,7 +145,15 @@ class Profile:
 
     def _cover_change(self, ranks: Iterable[int], interval, adding: bool) -> None:
         cover = self._cover
+        reserved = self._cover_reserved
+        running = interval[0] == -INF
         for rank in ranks:
+            if not running:
+                n = reserved.get(rank, 0) + (1 if adding else -1)
+                if n:
+                    reserved[rank] = n
+                else:
+                    del reserved[rank]
             intervals = cover.get(rank)
             # A rank no other item uses (the usual case for a starting or
             # ending job): its busy span is exactly this item's interval.
@@ -168,6 +178,11 @@ class Profile:
             if not adding and intervals and intervals.count(interval) > 1:
                 intervals.remove(interval)
                 continue
+            if running and rank not in reserved:
+                # Only running jobs on the rank (a node shared by many):
+                # its busy span is from before now to the latest end.
+                self._running_cover_change(rank, intervals, interval, adding)
+                continue
             intervals = cover.setdefault(rank, [])
             old = _union(intervals)
             if adding:
@@ -183,6 +198,20 @@ class Profile:
                 self._busy(start, end, undo=False)
             for start, end in old:
                 self._busy(start, end, undo=True)
+
+    def _running_cover_change(self, rank, intervals, interval, adding) -> None:
+        """:meth:`_cover_change` of one rank that holds only running items
+        (and holds some after the change): the union of their spans is
+        ``(-inf, latest end)``, so only the latest end is compared."""
+        old_end = max(end for _, end in intervals)
+        if adding:
+            intervals.append(interval)
+        else:
+            intervals.remove(interval)
+        new_end = max(end for _, end in intervals)
+        if new_end != old_end:
+            self._busy(-INF, new_end, undo=False)
+            self._busy(-INF, old_end, undo=True)
 
     def add(
         self,

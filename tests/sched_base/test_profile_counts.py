@@ -140,6 +140,15 @@ def test_any_adds_and_removes_equal_the_remaining_items_added_afresh(operations)
         for other in held:
             fresh.add(*other)
         assert list(p._steps(0.0, None, None)) == list(fresh._steps(0.0, None, None))
+        # Busy nodes, counted by hand: ranks some item holds at that time.
+        for t in (0.0, 12.0, 17.0, 25.0, 35.0):
+            busy = {
+                rank
+                for start, end, _, ranks in held
+                if (start is None or start <= t) and t < end
+                for rank in ranks
+            }
+            assert p._usage_at([t])[0][3] == len(busy)
 
 
 def test_a_later_candidate_still_checks_the_step_after_the_last_window():
