@@ -82,6 +82,9 @@ class Profile:
         self._cover: dict[int, list] = {}
         # rank -> how many of those are reservations (start after -inf)
         self._cover_reserved: dict[int, int] = {}
+        # rank -> the latest end of its items, kept while only running
+        # items use it (see _running_cover_change)
+        self._cover_latest: dict[int, float] = {}
         #: Incremented on every change.
         self.version = 0
         self._prefix_cache = None
@@ -159,6 +162,7 @@ class Profile:
             # ending job): its busy span is exactly this item's interval.
             if adding and not intervals:
                 cover[rank] = [interval]
+                self._cover_latest.pop(rank, None)
                 self._busy(interval[0], interval[1], undo=False)
                 continue
             if (
@@ -168,6 +172,7 @@ class Profile:
                 and intervals[0] == interval
             ):
                 del cover[rank]
+                self._cover_latest.pop(rank, None)
                 self._busy(interval[0], interval[1], undo=True)
                 continue
             # Another item with the same interval on the rank (jobs sharing a
@@ -183,6 +188,7 @@ class Profile:
                 # its busy span is from before now to the latest end.
                 self._running_cover_change(rank, intervals, interval, adding)
                 continue
+            self._cover_latest.pop(rank, None)
             intervals = cover.setdefault(rank, [])
             old = _union(intervals)
             if adding:
@@ -202,13 +208,22 @@ class Profile:
     def _running_cover_change(self, rank, intervals, interval, adding) -> None:
         """:meth:`_cover_change` of one rank that holds only running items
         (and holds some after the change): the union of their spans is
-        ``(-inf, latest end)``, so only the latest end is compared."""
-        old_end = max(end for _, end in intervals)
+        ``(-inf, latest end)``, so only the latest end is compared, and
+        kept: it is read again only when the job ending last leaves."""
+        latest = self._cover_latest
+        old_end = latest.get(rank)
+        if old_end is None:
+            old_end = max(end for _, end in intervals)
+        end = interval[1]
         if adding:
             intervals.append(interval)
+            new_end = end if end > old_end else old_end
         else:
             intervals.remove(interval)
-        new_end = max(end for _, end in intervals)
+            new_end = old_end
+            if end == old_end:
+                new_end = max(end for _, end in intervals)
+        latest[rank] = new_end
         if new_end != old_end:
             self._busy(-INF, new_end, undo=False)
             self._busy(-INF, old_end, undo=True)
