@@ -476,6 +476,7 @@ class Pool(VersionedPool):
 
 __all__ = [
     "Pool",
+    "log_keeps",
     "lowest_free",
     "one_slot_rank",
     "one_slot_request",
