@@ -342,6 +342,8 @@ class FifoScheduler(PlanningScheduler):
         held = planner.reservations.get(jobid)
         if held is None or held.start != start or not planner.still_valid(held):
             return False, None  # dropped (its priority rose), or in conflict
+        if start == floor:
+            return True, None  # no time from the floor comes before it
         ranks = None
         if not lowered:
             if lightened == set():
