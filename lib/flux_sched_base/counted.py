@@ -56,6 +56,50 @@ class _Frontier:
         self.ends[i:k] = [end]
 
 
+class _KeptSearches:
+    """Holders of a pass whose search for an earlier start found none,
+    while the profile stays as it was (the same object, the same version).
+
+    A holder asking no less than one of them (as many units or more, a
+    window as long or longer, its reservation as late or later, searched
+    up to the same time or sooner) finds none either: each of its
+    candidate starts was one of the other's, and its window there, cut
+    at its own later start, holds the other's window (both reservations
+    are held in the profile), needing more.  Up to :attr:`KEPT` of them,
+    none implied by another.
+    """
+
+    KEPT = 32
+
+    def __init__(self):
+        self.profile = None
+        self.version = -1
+        self.failed: list[tuple[int, float, float, float]] = []
+
+    def covers(self, profile, nodes: int, span: float, start: float, before: float):
+        """Does a search that found no earlier start cover this one?
+        *span* is the window's length (``inf`` for no limit)."""
+        if profile is not self.profile or profile.version != self.version:
+            self.profile, self.version, self.failed = profile, profile.version, []
+            return False
+        return any(
+            nodes >= n and span >= d and start >= s and before <= b
+            for n, d, s, b in self.failed
+        )
+
+    def add(self, nodes: int, span: float, start: float, before: float) -> None:
+        """Record a search that found no earlier start (just after
+        :meth:`covers` said no for it, the profile unchanged)."""
+        self.failed = [
+            (n, d, s, b)
+            for n, d, s, b in self.failed
+            if not (n >= nodes and d >= span and s >= start and b <= before)
+        ]
+        self.failed.append((nodes, span, start, before))
+        if len(self.failed) > self.KEPT:
+            del self.failed[0]
+
+
 class _Lightening:
     """Where the plan of an unlimited-depth pass got lighter, and when.
 
@@ -196,6 +240,10 @@ class CountedPlanning:
     ReservationScheduler` (a mixin: it uses the scheduler's planner, queue,
     annotations and :attr:`reservation_depth`)."""
 
+    #: The holders of the pass in progress that found no earlier start
+    #: (see :meth:`_keeps`).
+    _kept_searches: _KeptSearches | None = None
+
     def next_pass_serial(self) -> int:
         """Number a pass that plans reservations (counted or ranked), so a
         pass can tell whether what it inherits comes from the one just
@@ -325,6 +373,7 @@ class CountedPlanning:
         planner.promises.update(held)
         profile = light = None
         overcommitted = False
+        self._kept_searches = _KeptSearches()
 
         carried = self.__dict__.pop("_carried", None)
 
@@ -506,8 +555,21 @@ class CountedPlanning:
         before = min(start, last)
         if not profile.free_before(before, nodes):
             return True, None
+        kept = self._kept_searches
+        span = duration if duration > 0.0 else INF
+        if kept is not None and kept.covers(profile, nodes, span, start, before):
+            if self.check_kept_searches:
+                found = profile.earliest(nodes, window, before=before, cap=start)
+                assert found is None, f"a covered search finds {found}"
+            return True, None
         earlier = profile.earliest(nodes, window, before=before, cap=start)
+        if earlier is None and kept is not None:
+            kept.add(nodes, span, start, before)
         return earlier is None, earlier
+
+    #: Search also where :class:`_KeptSearches` says no start is found, and
+    #: fail if one is (tests).
+    check_kept_searches = False
 
     #: Build every carried profile afresh as well and compare (tests).
     check_carried = False

@@ -276,12 +276,17 @@ class NodeProfile:
         )
         return new
 
+    #: Changes made by :meth:`hold` (and so :meth:`move`) to this object:
+    #: a question answered at one version has the same answer at it.
+    version = 0
+
     def hold(self, start: float, end: float, nodes: int) -> None:
         """Hold *nodes* whole nodes during ``[start, end)`` (the part of it
         from now on); a negative *nodes* releases them."""
         start = max(start, self.now)
         if end <= start:
             return
+        self.version += 1
         if start == self.now:
             self.free_now -= nodes
         i = self._split(start)

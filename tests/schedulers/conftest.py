@@ -25,6 +25,15 @@ def _check_carried_profiles(monkeypatch):
 
 
 @pytest.fixture(autouse=True)
+def _check_kept_searches(monkeypatch):
+    """Every holder an unlimited-depth pass keeps because another's search
+    covers its own is searched for as well (a start found fails the pass)."""
+    from flux_sched_base.counted import CountedPlanning
+
+    monkeypatch.setattr(CountedPlanning, "check_kept_searches", True)
+
+
+@pytest.fixture(autouse=True)
 def _check_reused_work(monkeypatch):
     """Whatever a pass reuses from the one before (fifo's kept estimates)
     is worked out afresh as well and compared (a mismatch fails the pass)."""

@@ -140,7 +140,7 @@ def test_a_holder_looks_for_an_earlier_start_through_its_whole_window():
     profile.hold(95.0, 100.0, 1)
     profile.hold(100.0, 150.0, 2)
     planner = SimpleNamespace(window=lambda d: lambda t: t + d)
-    scheduler = SimpleNamespace(planner=planner)
+    scheduler = SimpleNamespace(planner=planner, _kept_searches=None)
     light = SimpleNamespace(span=lambda jobid: (-math.inf, math.inf))
     keeps = counted.CountedPlanning._keeps
     assert keeps(scheduler, profile, light, 1, (100.0, 150.0, 2), 2, 50.0) == (
@@ -153,3 +153,26 @@ def test_a_holder_looks_for_an_earlier_start_through_its_whole_window():
         False,
         60.0,
     )
+
+
+def test_a_search_that_found_nothing_covers_those_asking_more():
+    # Two nodes busy until 60, a one-node step held during [95, 100): a
+    # holder of one node for 50 s reserved at 100 cannot move.  A holder
+    # asking no less (more nodes, longer, reserved later, searched no
+    # further) cannot either, until the profile changes.
+    profile = NodeProfile(0.0, 2, [])
+    profile.hold(0.0, 60.0, 2)
+    profile.hold(60.0, 100.0, 1)
+    kept = counted._KeptSearches()
+    assert not kept.covers(profile, 2, 50.0, 100.0, 100.0)
+    assert profile.earliest(2, lambda t: t + 50.0, before=100.0, cap=100.0) is None
+    kept.add(2, 50.0, 100.0, 100.0)
+    assert kept.covers(profile, 2, 80.0, 120.0, 100.0)
+    assert kept.covers(profile, 2, math.inf, 100.0, 90.0)
+    assert not kept.covers(profile, 1, 50.0, 100.0, 100.0)  # fewer nodes
+    assert not kept.covers(profile, 2, 40.0, 100.0, 100.0)  # shorter
+    assert not kept.covers(profile, 2, 50.0, 90.0, 90.0)  # reserved sooner
+    assert not kept.covers(profile, 2, 50.0, 120.0, 110.0)  # searched further
+    profile.hold(60.0, 100.0, -1)  # lighter: forgotten
+    assert not kept.covers(profile, 2, 80.0, 120.0, 100.0)
+    assert profile.earliest(2, lambda t: t + 50.0, before=100.0, cap=120.0) == 60.0
