@@ -66,10 +66,13 @@ class _KeptSearches:
     candidate starts was one of the other's, and its window there, cut
     at its own later start, holds the other's window (both reservations
     are held in the profile), needing more.  Up to :attr:`KEPT` of them,
-    none implied by another.
+    none implied by another.  A search reads the profile's steps; on a
+    short profile (fewer than :attr:`MIN_STEPS`: a short queue) it costs
+    less than asking here would, and nothing is kept.
     """
 
-    KEPT = 32
+    KEPT = 8
+    MIN_STEPS = 2048
 
     def __init__(self):
         self.profile = None
@@ -79,6 +82,8 @@ class _KeptSearches:
     def covers(self, profile, nodes: int, span: float, start: float, before: float):
         """Does a search that found no earlier start cover this one?
         *span* is the window's length (``inf`` for no limit)."""
+        if len(profile.t) < self.MIN_STEPS:
+            return False
         if profile is not self.profile or profile.version != self.version:
             self.profile, self.version, self.failed = profile, profile.version, []
             return False
@@ -90,6 +95,8 @@ class _KeptSearches:
     def add(self, nodes: int, span: float, start: float, before: float) -> None:
         """Record a search that found no earlier start (just after
         :meth:`covers` said no for it, the profile unchanged)."""
+        if self.profile is None or len(self.profile.t) < self.MIN_STEPS:
+            return
         self.failed = [
             (n, d, s, b)
             for n, d, s, b in self.failed

@@ -164,6 +164,7 @@ def test_a_search_that_found_nothing_covers_those_asking_more():
     profile.hold(0.0, 60.0, 2)
     profile.hold(60.0, 100.0, 1)
     kept = counted._KeptSearches()
+    kept.MIN_STEPS = 0  # (kept only on long profiles as shipped)
     assert not kept.covers(profile, 2, 50.0, 100.0, 100.0)
     assert profile.earliest(2, lambda t: t + 50.0, before=100.0, cap=100.0) is None
     kept.add(2, 50.0, 100.0, 100.0)
@@ -176,3 +177,9 @@ def test_a_search_that_found_nothing_covers_those_asking_more():
     profile.hold(60.0, 100.0, -1)  # lighter: forgotten
     assert not kept.covers(profile, 2, 80.0, 120.0, 100.0)
     assert profile.earliest(2, lambda t: t + 50.0, before=100.0, cap=120.0) == 60.0
+    # A profile shorter than MIN_STEPS is searched every time.
+    shipped = counted._KeptSearches()
+    shipped.MIN_STEPS = len(profile.t) + 1
+    shipped.covers(profile, 2, 50.0, 100.0, 100.0)
+    shipped.add(2, 50.0, 100.0, 100.0)
+    assert not shipped.covers(profile, 2, 80.0, 120.0, 100.0)
