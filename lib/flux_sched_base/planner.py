@@ -588,14 +588,16 @@ class Planner(RankSearch):
         """Start *jobid* now if it fits without touching respected reservations.
 
         The job's own reservation, if any, is ignored and, on success,
-        dropped.  *counts_checked*: the caller has just found that the
-        job fits now (:meth:`fits_counts_now`, or a search that found now),
-        so the counts, which only spare the allocator a question they
-        refuse, are not read again: the allocator decides either way.  On success the job is allocated in the real pool, its R
+        dropped.  On success the job is allocated in the real pool, its R
         stamped (``starttime``, ``expiration``), and it becomes a running
-        item; the stamped R is returned.  Returns None if it does not fit.  Raises
-        :class:`~flux.resource.InfeasibleRequest` for a request that can
-        never be satisfied.
+        item; the stamped R is returned.  Returns None if it does not fit.
+        Raises :class:`~flux.resource.InfeasibleRequest` for a request that
+        can never be satisfied.
+
+        *counts_checked*: the caller has just found that the job fits now
+        (:meth:`fits_counts_now`, or a search that found now), so the
+        counts, which only spare the allocator a question they refuse, are
+        not read again: the allocator decides either way.
         """
         need = self.need(request)
         free = self.profile.free_now_upper()
