@@ -490,13 +490,15 @@ class PlanningScheduler(KnownIds):
         """Pending jobs in priority order, safe while jobs are started.
 
         Reads the queue a chunk at a time, so a pass that stops early does
-        not pay for the whole queue.  Jobs finalized while the walk is
-        suspended are skipped.
+        not pay for the whole queue: the first chunk is small (most passes
+        look at the head and a few behind it), the next ones *chunk* long.
+        Jobs finalized while the walk is suspended are skipped.
         """
         index = 0
         queue = self._queue
+        size = min(16, chunk)
         while True:
-            batch = list(queue.islice(index, index + chunk))
+            batch = list(queue.islice(index, index + size))
             if not batch:
                 return
             before = len(queue)
@@ -504,6 +506,7 @@ class PlanningScheduler(KnownIds):
                 if job.jobid in self._pending:
                     yield job
             index += len(batch) - (before - len(queue))
+            size = chunk
 
     def cheap_yield(self) -> bool:
         """Count a cheap step; True when the pass should yield now."""
