@@ -24,9 +24,9 @@ from pathlib import Path
 from conformance.referee import Referee
 from flux_schedkit.console import EXIT_USAGE, guarded, say
 from flux_schedkit.reference import REFERENCE_SCHEDULERS, reference_path
+from flux_schedkit.trace_options import InputError, reading
 from replay.runner import replay
-from replay.swf import SWFError
-from replay.workload import NothingToReplay, prepare
+from replay.workload import prepare
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_TRACE = ROOT.parent / "shared" / "traces" / "KTH-SP2-1996-2.1-cln.swf.gz"
@@ -46,9 +46,10 @@ def check(args) -> int:
     """Replay the trace and print the figures; the exit status."""
     t0 = time.perf_counter()
     try:
-        source = prepare(args.trace)
-    except (OSError, SWFError, NothingToReplay) as exc:
-        say("", _reason(args.trace, exc), prog="kth_fcfs")
+        with reading(args.trace):
+            source = prepare(args.trace)
+    except InputError as exc:
+        say("", str(exc), prog="kth_fcfs")
         return EXIT_USAGE
     read = time.perf_counter() - t0
     result, broker = replay(
@@ -76,14 +77,6 @@ def check(args) -> int:
         f"{len(result.violations)}, unfinished {m.unfinished}"
     )
     return 0 if wait_ok and bsld_ok and not result.violations else 1
-
-
-def _reason(trace: str, exc: Exception) -> str:
-    """One line saying why *trace* could not be read (the trace's own
-    errors name the file already, an OSError's reason does not)."""
-    if isinstance(exc, OSError):
-        return f"{trace}: {exc.strerror or exc}"
-    return str(exc)
 
 
 def _ok(flag: bool) -> str:

@@ -30,9 +30,10 @@ from conformance.policy import textbook
 from conformance.referee import Referee
 from flux_schedkit.console import EXIT_OK, EXIT_USAGE, guarded, say
 from flux_schedkit.reference import REFERENCE_SCHEDULERS
+from flux_schedkit.trace_options import InputError, reading
 from mock_broker.machine import Machine
 from replay.runner import replay
-from replay.swf import SWFError, read_swf
+from replay.swf import read_swf
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_TRACE = ROOT.parent / "shared" / "traces" / "KTH-SP2-1996-2.1-cln.swf.gz"
@@ -139,11 +140,10 @@ def main() -> None:
 def report(args) -> int:
     """Compare each scheduler and print its row; the exit status."""
     try:
-        trace = read_swf(args.trace, limit=args.limit, skip=args.skip)
-    except (OSError, SWFError) as exc:
-        # An SWFError names the file; an OSError's reason does not.
-        reason = f"{args.trace}: {exc.strerror}" if isinstance(exc, OSError) else exc
-        say("", str(reason), prog="textbook_match")
+        with reading(args.trace):
+            trace = read_swf(args.trace, limit=args.limit, skip=args.skip)
+    except InputError as exc:
+        say("", str(exc), prog="textbook_match")
         return EXIT_USAGE
     if not trace.jobs:
         say("", f"{args.trace}: no job to replay", prog="textbook_match")

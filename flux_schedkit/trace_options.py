@@ -3,12 +3,14 @@ its selection, the machine and the mapping of trace jobs to Flux jobs.
 
 :func:`add_arguments` adds them to a parser; :func:`prepare` turns parsed
 options into a :class:`replay.workload.ReplayInput`, or raises
-:class:`InputError` with a one-line message (exit status 2).
+:class:`InputError` with a one-line message (exit status 2), as
+:func:`reading` does for any code that reads a trace.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
 from pathlib import Path
@@ -147,11 +149,10 @@ def prepare(args: argparse.Namespace):
         InputError: the trace cannot be read or selects nothing, or the
             machine's size is unknown.
     """
-    from replay.swf import SWFError
-    from replay.workload import JobMapping, NoMachineSize, NothingToReplay
+    from replay.workload import JobMapping
     from replay.workload import prepare as prepare_input
 
-    try:
+    with reading(args.trace):
         return prepare_input(
             args.trace,
             window=args.window,
@@ -163,8 +164,21 @@ def prepare(args: argparse.Namespace):
             gpus_per_node=args.gpus_per_node,
             mapping=JobMapping(args.whole_nodes, args.exact_estimates),
         )
+
+
+@contextlib.contextmanager
+def reading(trace: str):
+    """Turn what goes wrong while reading *trace* into one
+    :class:`InputError` line: a file that cannot be opened (named with
+    the reason), a malformed or truncated trace, a selection with nothing
+    to replay, an unknown machine size (their messages name the file)."""
+    from replay.swf import SWFError
+    from replay.workload import NoMachineSize, NothingToReplay
+
+    try:
+        yield
     except OSError as exc:
-        raise InputError(f"{args.trace}: {exc.strerror or exc}") from None
+        raise InputError(f"{trace}: {exc.strerror or exc}") from None
     except (SWFError, NoMachineSize, NothingToReplay) as exc:
         raise InputError(str(exc)) from None
 

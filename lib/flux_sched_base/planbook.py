@@ -374,23 +374,9 @@ class PlanBook:
         kept = self._bounds
         dirty = self._bounds_dirty
         if dirty:
-            up = self.up
             for (c, g), (by_rank, bounds, unknown) in kept.items():
                 for rank in dirty:
-                    old = by_rank.pop(rank, None)
-                    unknown.discard(rank)
-                    bound = self.rank_bound(rank, c, g) if rank in up else None
-                    if bound is None:
-                        if rank in up:
-                            unknown.add(rank)
-                    else:
-                        by_rank[rank] = bound
-                        if bound == old:
-                            continue  # (a small share often has room as before)
-                    if old is not None and old != INF:
-                        bounds.remove((old, rank))
-                    if bound is not None and bound != INF:
-                        bounds.add((bound, rank))
+                    self._keep_bound(rank, c, g, by_rank, bounds, unknown)
             dirty.clear()
         found = kept.get(key)
         if found is None:
@@ -402,12 +388,24 @@ class PlanBook:
         return found[1], found[2]
 
     def _keep_bound(self, rank, cores, gpus, by_rank, bounds, unknown) -> None:
-        bound = self.rank_bound(rank, cores, gpus)
+        """Read *rank*'s bound for a share into the kept ``(by_rank,
+        bounds, unknown)``, replacing what was kept for it; the sorted
+        list is touched only when the bound moved (a small share often
+        has room as before)."""
+        old = by_rank.pop(rank, None)
+        unknown.discard(rank)
+        up = rank in self.up
+        bound = self.rank_bound(rank, cores, gpus) if up else None
         if bound is None:
-            unknown.add(rank)
-            return
-        by_rank[rank] = bound
-        if bound != INF:
+            if up:
+                unknown.add(rank)
+        else:
+            by_rank[rank] = bound
+            if bound == old:
+                return
+        if old is not None and old != INF:
+            bounds.remove((old, rank))
+        if bound is not None and bound != INF:
             bounds.add((bound, rank))
 
     def rank_bound(self, rank: int, cores: int | None, gpus: int) -> float | None:
