@@ -560,16 +560,19 @@ class CountedPlanning:
         # of every earlier window from *start* on, so windows are searched
         # up to *start* only.
         before = min(start, last)
-        if not profile.free_before(before, nodes):
+        first = profile.first_free(before, nodes)
+        if first is None:
             return True, None
         kept = self._kept_searches
         span = duration if duration > 0.0 else INF
         if kept is not None and kept.covers(profile, nodes, span, start, before):
             if self.check_kept_searches:
-                found = profile.earliest(nodes, window, before=before, cap=start)
+                found = profile.earliest(
+                    nodes, window, floor=first, before=before, cap=start
+                )
                 assert found is None, f"a covered search finds {found}"
             return True, None
-        earlier = profile.earliest(nodes, window, before=before, cap=start)
+        earlier = profile.earliest(nodes, window, floor=first, before=before, cap=start)
         if earlier is None and kept is not None:
             kept.add(nodes, span, start, before)
         return earlier is None, earlier

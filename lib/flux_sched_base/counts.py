@@ -360,13 +360,23 @@ class NodeProfile:
         return new
 
     def free_before(self, when: float, nodes: int) -> bool:
-        """Are *nodes* nodes free at some instant in ``[now, when)``?
+        """Are *nodes* nodes free at some instant in ``[now, when)``?"""
+        return self.first_free(when, nodes) is not None
+
+    def first_free(self, before: float, nodes: int) -> float | None:
+        """The first instant in ``[now, before)`` at which *nodes* nodes
+        are free, or None.
 
         Read from now on and stops at the first such instant, which for a
-        small request is usually near now.
+        small request is usually near now.  No start before it can fit,
+        so it is a floor for :meth:`earliest`.
         """
-        j = bisect.bisect_left(self.t, when)
-        return any(map(nodes.__le__, itertools.islice(self.f, j)))
+        f = self.f
+        stop = bisect.bisect_left(self.t, before)
+        i = 0
+        while i < stop and f[i] < nodes:
+            i += 1
+        return self.t[i] if i < stop else None
 
     def lighter_span(
         self, before: NodeProfile, until: float = INF

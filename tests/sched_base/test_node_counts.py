@@ -192,8 +192,11 @@ def test_earliest_is_the_first_fitting_candidate(
 @settings(max_examples=200, deadline=None)
 @given(p=fragmented_profiles(), nodes=st.integers(1, 6), when=st.integers(0, 80))
 def test_free_before_reads_every_instant_up_to_its_bound(p, nodes, when):
-    expected = any(f >= nodes for x, f in zip(p.t, p.f, strict=True) if x < when)
-    assert p.free_before(float(when), nodes) is expected
+    first = next(
+        (x for x, f in zip(p.t, p.f, strict=True) if x < when and f >= nodes), None
+    )
+    assert p.first_free(float(when), nodes) == first
+    assert p.free_before(float(when), nodes) is (first is not None)
 
 
 def _free_at(p: NodeProfile, when: float) -> int:
