@@ -43,6 +43,8 @@ import time
 
 from conformance.referee import Referee
 from flux_schedkit.console import EXIT_FAILED, EXIT_OK, guarded, say
+from flux_schedkit.reference import reference_spec
+from flux_schedkit.trace_options import positive
 from mock_broker.jobspec import make_jobspec
 from mock_broker.machine import Machine
 from mock_broker.runtime.broker import BrokerStalled, MockBroker
@@ -70,14 +72,16 @@ def target(name: str) -> tuple[str, list[str]]:
         return NULL_SCHEDULER, []
     if name.endswith(".py"):
         return name, ["queue-depth=unlimited"]
-    policy, _, depth = name.partition(":")
-    if policy not in ("fifo", "easy", "conservative"):
+    try:
+        policy, depth = reference_spec(name)
+    except ValueError:
         raise ValueError(
-            f"unknown scheduler {name!r} (null, minimal, fifo, easy, "
-            "conservative[:N], or the path of a module file ending in .py)"
-        )
+            f"unknown scheduler {name!r}: choose null, minimal, fifo, easy, "
+            "conservative, conservative:N (N >= 1) or the path of a module "
+            "file ending in .py"
+        ) from None
     args = ["queue-depth=unlimited"]
-    if depth:
+    if depth is not None:
         args.append(f"reservation-depth={depth}")
     return os.path.join(SCHEDULERS, policy, f"schedkit-{policy}.py"), args
 
@@ -162,16 +166,16 @@ def run_once(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--jobs", type=int, nargs="+", default=[2000, 20000])
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--jobs", type=positive, nargs="+", default=[2000, 20000])
+    parser.add_argument("--repeat", type=positive, default=3)
     parser.add_argument(
         "--schedulers",
         nargs="+",
         default=["null", "minimal", "fifo", "easy", "conservative"],
     )
     parser.add_argument("--shape", choices=["slots", "tasks"], default="slots")
-    parser.add_argument("--nodes", type=int, default=64)
-    parser.add_argument("--cores", type=int, default=16)
+    parser.add_argument("--nodes", type=positive, default=64)
+    parser.add_argument("--cores", type=positive, default=16)
     parser.add_argument(
         "--load",
         type=float,

@@ -49,6 +49,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from flux_schedkit.trace_options import positive
+
 #: Reference scheduler -> the upstream module it is compared with.
 PAIRS = {
     "fifo": "sched-fifo",
@@ -229,16 +231,27 @@ def _ratios(
     )
 
 
+def queue_depth(text: str) -> str:
+    """An argparse type: ``unlimited`` or a count of at least 1, as given."""
+    if text == "unlimited" or (text.isascii() and text.isdigit() and int(text) >= 1):
+        return text
+    raise argparse.ArgumentTypeError(
+        f"{text!r} is neither a count >= 1 nor 'unlimited'"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--inner", nargs=2, metavar=("NAME", "NJOBS"), help=argparse.SUPPRESS
     )
-    parser.add_argument("--jobs", type=int, default=2000)
-    parser.add_argument("--nodes", type=int, default=4)
-    parser.add_argument("--cores", type=int, default=64)
-    parser.add_argument("--rounds", type=int, default=8)
-    parser.add_argument("--depth", nargs="+", default=["8", "unlimited"])
+    parser.add_argument("--jobs", type=positive, default=2000)
+    parser.add_argument("--nodes", type=positive, default=4)
+    parser.add_argument("--cores", type=positive, default=64)
+    parser.add_argument("--rounds", type=positive, default=8)
+    parser.add_argument(
+        "--depth", type=queue_depth, nargs="+", default=["8", "unlimited"]
+    )
     parser.add_argument("--pair", nargs="+", choices=list(PAIRS), default=list(PAIRS))
     parser.add_argument("--timeout", type=float, default=1800, help="seconds a run")
     parser.add_argument(
@@ -248,6 +261,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--json", help="also write every run's figures here")
     args = parser.parse_args(argv)
+    if not args.timeout > 0:
+        parser.error("--timeout must be above 0")
     if args.inner:
         inner(args.inner[0], int(args.inner[1]))
         return 0

@@ -28,6 +28,11 @@ of a copy of flux-core's ``src/modules/sched-backfill.py`` with
     python benchmarks/sched_pass.py [--trace curie|kth|PATH] [--whole-nodes]
         [--pending 1000 10000 100000] [--schedulers easy conservative:64 ...]
         [--passes 40] [--upstream PATH]
+
+Exit status: 0 when every run completed; 1 when a scheduler broke RFC 27
+or would not load, or the output closed early; 2 for a wrong argument
+(found before anything runs) or a trace or upstream file that cannot be
+used; 130 on Ctrl-C.  Each failure is one line on stderr.
 """
 
 from __future__ import annotations
@@ -42,10 +47,14 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from conformance.referee import Referee
+from conformance.referee import Referee, RefereeError
+from flux_schedkit.console import EXIT_FAILED, EXIT_OK, EXIT_USAGE, guarded, say
+from flux_schedkit.reference import reference_spec
+from flux_schedkit.trace_options import InputError, positive, reading
 from mock_broker.jobspec import make_jobspec
 from mock_broker.machine import Machine
-from mock_broker.runtime.broker import MockBroker
+from mock_broker.runtime.broker import BrokerStalled, MockBroker
+from mock_broker.runtime.module_host import ModuleLoadError
 from replay.swf import SWFJob, read_swf
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -60,34 +69,41 @@ RUNNING_MAX_CORES = 32
 
 
 def scheduler_target(name: str, upstream: str | None) -> tuple[str, list[str]]:
-    """The load spec and module arguments for a scheduler name."""
+    """The load spec and module arguments for a scheduler name.
+
+    Raises:
+        InputError: an unknown name, or ``sched-backfill`` without a
+            usable *upstream* file.
+    """
     if name == "sched-backfill":
         if upstream is None:
-            raise SystemExit("sched-backfill needs --upstream PATH")
+            raise InputError("sched-backfill needs --upstream PATH")
         return _timed_upstream(upstream), ["queue-depth=unlimited"]
-    policy, _, depth = name.partition(":")
-    if policy not in ("fifo", "easy", "conservative"):
-        raise SystemExit(f"unknown scheduler {name!r}")
+    try:
+        policy, depth = reference_spec(name)
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
     args = ["queue-depth=unlimited"]
-    if depth:
-        if policy != "conservative":
-            raise SystemExit(f"{name}: only conservative takes a depth")
+    if depth is not None:
         args.append(f"reservation-depth={depth}")
     return str(ROOT / "schedulers" / policy / f"schedkit-{policy}.py"), args
 
 
 def trace_jobs(path: Path) -> list[SWFJob]:
-    """Usable jobs of a trace (known size, run time and limit, fit the machine)."""
-    if not path.is_file():
-        raise SystemExit(f"{path}: no such trace")
-    jobs = read_swf(path).jobs
+    """Usable jobs of a trace (known size, run time and limit, fit the machine).
+
+    Raises:
+        InputError: the trace cannot be read, or has no usable job.
+    """
+    with reading(str(path)):
+        jobs = read_swf(path).jobs
     usable = [
         j
         for j in jobs
         if j.requested_time > 0 and j.run > 0 and j.procs <= NODES * CORES
     ]
     if not usable:
-        raise SystemExit(f"{path}: no usable jobs")
+        raise InputError(f"{path}: no usable jobs")
     return usable
 
 
@@ -211,9 +227,16 @@ def _timed_upstream(path: str) -> str:
     """Import flux-core's sched-backfill.py and return a load spec for a
     subclass whose passes are timed like the reference schedulers'."""
     spec = importlib.util.spec_from_file_location("_schedkit_bench_upstream", path)
+    if spec is None or spec.loader is None:
+        raise InputError(f"{path}: not a Python file")
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    base = module.BackfillScheduler
+    try:
+        spec.loader.exec_module(module)
+        base = module.BackfillScheduler
+    except Exception as exc:  # any failure of a file the user named
+        raise InputError(
+            f"{path}: not flux-core's sched-backfill.py ({type(exc).__name__}: {exc})"
+        ) from None
 
     class TimedBackfill(base):
         def __init__(self, h, *args):
@@ -256,9 +279,15 @@ def _timed_upstream(path: str) -> str:
 
 
 def upstream_path(given: str | None) -> str | None:
+    """The sched-backfill.py to time: *given*, else
+    ``$SCHEDKIT_UPSTREAM_BACKFILL``, else None.
+
+    Raises:
+        InputError: the file named does not exist.
+    """
     path = given or os.environ.get("SCHEDKIT_UPSTREAM_BACKFILL")
     if path and not os.path.isfile(path):
-        raise SystemExit(f"{path}: no such file")
+        raise InputError(f"{path}: no such file")
     return path
 
 
@@ -275,22 +304,42 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trace", default="curie", help="curie, kth or an SWF path")
     parser.add_argument("--whole-nodes", action="store_true")
-    parser.add_argument("--pending", type=int, nargs="+", default=[1000, 10000, 100000])
+    parser.add_argument(
+        "--pending", type=positive, nargs="+", default=[1000, 10000, 100000]
+    )
     parser.add_argument(
         "--schedulers",
         nargs="+",
         default=["fifo", "easy", "conservative:64", "conservative"],
     )
-    parser.add_argument("--passes", type=int, default=40)
+    parser.add_argument("--passes", type=positive, default=40)
     parser.add_argument("--upstream", help="path of flux-core's sched-backfill.py")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
+    for name in args.schedulers:
+        if name != "sched-backfill":
+            try:
+                reference_spec(name)
+            except ValueError as exc:
+                parser.error(f"--schedulers: {exc}")
+    raise SystemExit(guarded("", lambda: report(args), prog="sched_pass"))
 
-    upstream = upstream_path(args.upstream)
-    names = list(args.schedulers)
-    if upstream and "sched-backfill" not in names:
-        names.append("sched-backfill")
-    jobs = trace_jobs(Path(TRACES.get(args.trace, args.trace)))
+
+def report(args) -> int:
+    """Time every scheduler at every queue length and print the tables;
+    the exit status."""
+    try:
+        upstream = upstream_path(args.upstream)
+        names = list(args.schedulers)
+        if upstream and "sched-backfill" not in names:
+            names.append("sched-backfill")
+        # Every name resolved (and sched-backfill.py imported) before the
+        # first run, so that a wrong one fails at once.
+        targets = {name: scheduler_target(name, upstream) for name in names}
+        jobs = trace_jobs(Path(TRACES.get(args.trace, args.trace)))
+    except InputError as exc:
+        say("", str(exc), prog="sched_pass")
+        return EXIT_USAGE
     print(
         f"{args.trace}: {len(jobs)} usable jobs; {NODES} x {CORES} cores; "
         f"{'whole nodes' if args.whole_nodes else '1-core slots'}"
@@ -298,15 +347,12 @@ def main() -> None:
     rows = []
     for pending in args.pending:
         for name in names:
-            target, module_args = scheduler_target(name, upstream)
-            wall = time.perf_counter()
-            broker = build(
-                target, module_args, jobs, pending, args.whole_nodes, args.seed
-            )
-            setup = time.perf_counter() - wall
-            m = measure(broker, args.passes)
-            broker.observer.assert_clean()
-            broker.close()
+            try:
+                m, setup = _time_one(targets[name], jobs, pending, args)
+            except (ModuleLoadError, BrokerStalled, RefereeError) as exc:
+                first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+                say("", f"{name}: {type(exc).__name__}: {first}", prog="sched_pass")
+                return EXIT_FAILED
             rows.append((name, pending, m, setup))
             print(
                 f"  {name:<16} {pending:>7} pending: first {m.first * 1e3:9.1f} ms | "
@@ -331,6 +377,21 @@ def main() -> None:
                 else ""
             )
             print(f"{name:<16} {pending:>7} {summary(m.idle + m.busy):>26}{ratio}")
+    return EXIT_OK
+
+
+def _time_one(target, jobs, pending, args) -> tuple[Measured, float]:
+    """Build the queue, load *target* (``(load spec, module args)``) and
+    time its passes: ``(measured, setup seconds)``; raises what loading or
+    a broken run raises."""
+    target, module_args = target
+    wall = time.perf_counter()
+    broker = build(target, module_args, jobs, pending, args.whole_nodes, args.seed)
+    setup = time.perf_counter() - wall
+    m = measure(broker, args.passes)
+    broker.observer.assert_clean()
+    broker.close()
+    return m, setup
 
 
 if __name__ == "__main__":

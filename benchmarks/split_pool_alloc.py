@@ -63,6 +63,7 @@ from flux.resource import (  # noqa: E402
 
 from flux_sched_base.pool import Pool  # noqa: E402
 from flux_sched_base.split_pool import SplitPool, SplitPoolAnySlots  # noqa: E402
+from flux_schedkit.trace_options import not_negative, positive  # noqa: E402
 from mock_broker.jobspec import make_jobspec  # noqa: E402
 from mock_broker.machine import Machine  # noqa: E402
 from mock_broker.runtime.clock import VirtualClock  # noqa: E402
@@ -231,17 +232,18 @@ def run(args) -> None:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trace", default=str(DEFAULT_TRACE))
-    parser.add_argument("--requests", type=int, default=500)
-    parser.add_argument("--warmup", type=int, default=3000)
+    parser.add_argument("--requests", type=positive, default=500)
+    parser.add_argument("--warmup", type=positive, default=3000)
     parser.add_argument("--load", type=float, default=3.0)
-    parser.add_argument("--procs-per-task", type=int, default=1)
+    parser.add_argument("--procs-per-task", type=positive, default=1)
     parser.add_argument(
-        "--trace-procs", type=int, default=None, help="default: the MaxProcs header"
+        "--trace-procs",
+        type=positive,
+        default=None,
+        help="default: the MaxProcs header",
     )
-    parser.add_argument("--skip", type=int, default=0)
+    parser.add_argument("--skip", type=not_negative, default=0)
     args = parser.parse_args(argv)
-    if min(args.requests, args.warmup, args.procs_per_task) < 1 or args.skip < 0:
-        parser.error("--requests, --warmup and --procs-per-task must be >= 1")
     if not args.load > 0:
         parser.error("--load must be > 0")
     try:

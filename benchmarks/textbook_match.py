@@ -29,7 +29,7 @@ from unittest import mock
 from conformance.policy import textbook
 from conformance.referee import Referee
 from flux_schedkit.console import EXIT_OK, EXIT_USAGE, guarded, say
-from flux_schedkit.reference import REFERENCE_SCHEDULERS
+from flux_schedkit.reference import reference_spec
 from flux_schedkit.trace_options import InputError, reading
 from mock_broker.machine import Machine
 from replay.runner import replay
@@ -124,14 +124,10 @@ def main() -> None:
     )
     args = parser.parse_args()
     for name in args.schedulers:
-        policy, colon, depth = name.partition(":")
-        if policy not in REFERENCE_SCHEDULERS or (
-            colon and (policy != "conservative" or not depth.isdigit() or depth == "0")
-        ):
-            parser.error(
-                f"unknown scheduler {name!r}: choose fifo, easy, conservative "
-                "or conservative:N (N >= 1)"
-            )
+        try:
+            reference_spec(name)
+        except ValueError as exc:
+            parser.error(str(exc))
     if (args.limit is not None and args.limit < 1) or args.skip < 0:
         parser.error("--limit must be >= 1 and --skip >= 0")
     raise SystemExit(guarded("", lambda: report(args), prog="textbook_match"))

@@ -12,6 +12,28 @@ REFERENCE_SCHEDULERS: dict[str, str] = {
 }
 
 
+def reference_spec(name: str) -> tuple[str, int | None]:
+    """``(policy, depth)`` of a reference scheduler named as the benchmark
+    scripts name them: ``fifo``, ``easy``, ``conservative``, or
+    ``conservative:N`` for reservation depth *N* >= 1 (*depth* None: the
+    scheduler's default).
+
+    Raises:
+        ValueError: any other name; the message lists the accepted ones.
+    """
+    policy, colon, depth = name.partition(":")
+    if policy in REFERENCE_SCHEDULERS and not colon:
+        return policy, None
+    if policy == "conservative" and depth.isascii() and depth.isdigit():
+        if int(depth) >= 1:
+            return policy, int(depth)
+    raise ValueError(
+        f"unknown scheduler {name!r}: choose "
+        + ", ".join(REFERENCE_SCHEDULERS)
+        + " or conservative:N (N >= 1)"
+    )
+
+
 def schedulers_dir() -> Path:
     """The installed ``schedulers/`` folder (package ``flux_schedkit_schedulers``)."""
     import flux_schedkit_schedulers
