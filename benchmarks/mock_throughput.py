@@ -183,7 +183,7 @@ def main() -> None:
         help="cores the jobs ask for over the machine's cores (default 0.9)",
     )
     args = parser.parse_args()
-    if args.load <= 0:
+    if not args.load > 0:  # also refuses nan
         parser.error("--load must be above 0")
     for name in args.schedulers:
         try:

@@ -380,11 +380,11 @@ def report(args) -> int:
     return EXIT_OK
 
 
-def _time_one(target, jobs, pending, args) -> tuple[Measured, float]:
-    """Build the queue, load *target* (``(load spec, module args)``) and
-    time its passes: ``(measured, setup seconds)``; raises what loading or
-    a broken run raises."""
-    target, module_args = target
+def _time_one(loadable, jobs, pending, args) -> tuple[Measured, float]:
+    """Build the queue, load *loadable* (``(load spec, module args)``, as
+    :func:`scheduler_target` gives it) and time its passes: ``(measured,
+    setup seconds)``; raises what loading or a broken run raises."""
+    target, module_args = loadable
     wall = time.perf_counter()
     broker = build(target, module_args, jobs, pending, args.whole_nodes, args.seed)
     setup = time.perf_counter() - wall

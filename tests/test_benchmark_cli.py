@@ -72,6 +72,7 @@ def test_an_unknown_scheduler_fails_at_once(script, args, tmp_path):
         ("mock_throughput.py", ["--nodes", "0"], "--nodes"),
         ("mock_throughput.py", ["--cores", "-4"], "--cores"),
         ("mock_throughput.py", ["--repeat", "0"], "--repeat"),
+        ("mock_throughput.py", ["--load", "nan"], "--load"),
         ("sched_pass.py", ["--pending", "1000", "-5"], "--pending"),
         ("sched_pass.py", ["--passes", "0"], "--passes"),
         ("split_pool_alloc.py", ["--skip", "-1"], "--skip"),
