@@ -52,6 +52,9 @@ def _load_python_module(target: str):
         stem = os.path.splitext(os.path.basename(path))[0]
         unique = f"_schedkit_module_{stem.replace('-', '_')}_{abs(hash(path))}"
         spec = importlib.util.spec_from_file_location(unique, path)
+        if spec is None or spec.loader is None:
+            # As flux module load: only a .py file is a Python module.
+            raise ModuleLoadError(f"{target}: not a Python module (no .py suffix)")
         module = importlib.util.module_from_spec(spec)
         try:
             spec.loader.exec_module(module)

@@ -91,6 +91,16 @@ def test_missing_file(make_broker, tmp_path):
     assert load_error(b, missing) == f"{missing}: No such file or directory"
 
 
+def test_a_file_without_the_py_suffix_is_not_a_python_module(make_broker, tmp_path):
+    # A scheduler written to a file named without .py (a copy, a config
+    # file given by mistake): refused by name, as flux module load would.
+    other = tmp_path / "sched-notes"
+    other.write_text("def mod_main(h, *args):\n    pass\n")
+    b = make_broker()
+    said = load_error(b, str(other))
+    assert said == f"{other}: not a Python module (no .py suffix)"
+
+
 def test_syntax_error(make_broker, tmp_path):
     path = write(
         tmp_path,
