@@ -237,7 +237,11 @@ def run(args: argparse.Namespace) -> int:
     except BrokenPipeError:
         raise  # reported by the command line, as for every subcommand
     except OSError as exc:
-        print(f"{PROG}: {exc}", file=sys.stderr)
+        # "PATH: reason", as the other commands name a file they cannot use.
+        said = (
+            f"{exc.filename}: {exc.strerror}" if exc.filename and exc.strerror else exc
+        )
+        print(f"{PROG}: {said}", file=sys.stderr)
         return EXIT_FAILED
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)

@@ -135,7 +135,10 @@ def test_an_unwritable_folder_fails_with_one_line(tmp_path, capsys):
     blocker = tmp_path / "file"
     blocker.write_text("")
     assert cli.main(["site-config", str(blocker)]) == 1
-    assert capsys.readouterr().err.count("\n") == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    # The path it could not use, then why, as the other commands say it.
+    assert err == f"flux-schedkit site-config: {blocker}/modules: Not a directory\n"
 
 
 @pytest.mark.parametrize("policy", list(REFERENCE_SCHEDULERS))
