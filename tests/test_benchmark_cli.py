@@ -4,6 +4,7 @@ stderr and exit status 2, before anything is timed."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -14,11 +15,14 @@ ROOT = Path(__file__).parents[1]
 
 
 def _run(script: str, *args: str) -> subprocess.CompletedProcess:
+    # sched_pass.py reads sched-backfill's path from the environment too.
+    env = {k: v for k, v in os.environ.items() if k != "SCHEDKIT_UPSTREAM_BACKFILL"}
     return subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / script), *args],
         capture_output=True,
         text=True,
         cwd=ROOT,
+        env=env,
         timeout=120,
     )
 
