@@ -15,8 +15,9 @@ and the wall time of the replay and of the model.
 compared with backfilling of reservation depth N.
 
 Exit status 0 when done (divergences are reported, not failures), 1 if
-the output closed early, 2 for an unknown scheduler name or a trace that
-cannot be read (one line on stderr), 130 on Ctrl-C.
+the output closed early, 2 for a wrong argument (an unknown scheduler
+name, a count below 1, ``--nodes`` smaller than the trace's largest job)
+or a trace that cannot be read (one line on stderr), 130 on Ctrl-C.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from conformance.policy import textbook
 from conformance.referee import Referee
 from flux_schedkit.console import EXIT_OK, EXIT_USAGE, guarded, say
 from flux_schedkit.reference import reference_spec
-from flux_schedkit.trace_options import InputError, reading
+from flux_schedkit.trace_options import InputError, not_negative, positive, reading
 from mock_broker.machine import Machine
 from replay.runner import replay
 from replay.swf import read_swf
@@ -114,13 +115,16 @@ def _fmt(value) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trace", default=str(DEFAULT_TRACE))
-    parser.add_argument("--limit", type=int, default=None)
-    parser.add_argument("--skip", type=int, default=0)
+    parser.add_argument("--limit", type=positive, default=None)
+    parser.add_argument("--skip", type=not_negative, default=0)
     parser.add_argument(
         "--schedulers", nargs="+", default=["fifo", "easy", "conservative"]
     )
     parser.add_argument(
-        "--nodes", type=int, default=None, help="default: the trace's MaxProcs"
+        "--nodes",
+        type=positive,
+        default=None,
+        help="default: the trace's MaxProcs; at least its largest job",
     )
     args = parser.parse_args()
     for name in args.schedulers:
@@ -128,8 +132,6 @@ def main() -> None:
             reference_spec(name)
         except ValueError as exc:
             parser.error(str(exc))
-    if (args.limit is not None and args.limit < 1) or args.skip < 0:
-        parser.error("--limit must be >= 1 and --skip >= 0")
     raise SystemExit(guarded("", lambda: report(args), prog="textbook_match"))
 
 
@@ -144,7 +146,17 @@ def report(args) -> int:
     if not trace.jobs:
         say("", f"{args.trace}: no job to replay", prog="textbook_match")
         return EXIT_USAGE
-    nodes = args.nodes or trace.max_procs or max(j.procs for j in trace.jobs)
+    largest = max(j.procs for j in trace.jobs)
+    nodes = args.nodes or trace.max_procs or largest
+    if nodes < largest:
+        # A job the machine cannot hold would never start in either, and
+        # the replay and the model would no longer compare job for job.
+        say(
+            "",
+            f"--nodes {nodes}: the trace has a job of {largest} processors",
+            prog="textbook_match",
+        )
+        return EXIT_USAGE
     print(f"{Path(args.trace).name}: {len(trace.jobs)} jobs on {nodes} x 1 core")
     print(
         f"{'scheduler':<16} {'compared':>9} {'matching':>9} "

@@ -80,6 +80,7 @@ def test_an_unknown_scheduler_fails_at_once(script, args, tmp_path):
         ("sched_pass.py", ["--pending", "1000", "-5"], "--pending"),
         ("sched_pass.py", ["--passes", "0"], "--passes"),
         ("split_pool_alloc.py", ["--skip", "-1"], "--skip"),
+        ("textbook_match.py", ["--nodes", "0"], "--nodes"),
         ("real_flux_schedbench.py", ["--depth", "8", "0"], "--depth"),
         ("real_flux_schedbench.py", ["--rounds", "0"], "--rounds"),
     ],
@@ -108,3 +109,14 @@ def test_sched_backfill_needs_a_usable_upstream_file(tmp_path):
         lines = out.stderr.strip().splitlines()
         assert len(lines) == 1 and said in lines[0], out.stderr
         assert out.stdout == ""
+
+
+def test_textbook_match_refuses_a_machine_smaller_than_a_job():
+    # The replay and the model would no longer compare job for job.
+    out = _run("textbook_match.py", "--nodes", "3", "--limit", "50")
+    assert out.returncode == 2
+    assert out.stdout == ""
+    assert (
+        out.stderr
+        == "textbook_match: --nodes 3: the trace has a job of 36 processors\n"
+    )
