@@ -68,6 +68,9 @@ class KitState:
     interrupted: bool = False
     records: list[ProbeRecord] = field(default_factory=list)
     results: list = field(default_factory=list)
+    wall: float = 0.0
+    #: What became of the certificate and JUnit files, a line each.
+    written: list[str] = field(default_factory=list)
 
 
 STATE_KEY = pytest.StashKey[KitState]()
@@ -325,16 +328,71 @@ def pytest_runtestloop(session):
 
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session):
+    """Judge the clauses and write the certificate and JUnit files, here
+    where the run's exit status can still change: a file that cannot be
+    written fails the run in one line (the summary shows it)."""
     state = _state(session.config)
-    if state is not None and state.interrupted:
+    if state is None:
+        return
+    if state.interrupted:
         session.exitstatus = pytest.ExitCode.INTERRUPTED
+    if (
+        hasattr(session.config, "workerinput")
+        or session.exitstatus == pytest.ExitCode.INTERRUPTED
+    ):
+        return
+    from conformance.certificate import write_json, write_junit
+
+    config = session.config
+    state.records = list(_pending)
+    state.results = verdicts(
+        state.records, policy=state.policy, selected=state.selected
+    )
+    state.wall = time.perf_counter() - state.t0
+    writers = {
+        "certificate": (
+            config.getoption("schedkit_certificate"),
+            lambda path: write_json(path, _cert(state)),
+        ),
+        "JUnit XML": (
+            config.getoption("schedkit_junit"),
+            lambda path: write_junit(path, state.results, state.target),
+        ),
+    }
+    for what, (path, write) in writers.items():
+        if not path:
+            continue
+        try:
+            write(path)
+        except OSError as exc:
+            reason = exc.strerror or str(exc)
+            state.written.append(f"cannot write the {what} {path}: {reason}")
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        else:
+            state.written.append(f"{what} written to {path}")
+
+
+def _cert(state: KitState) -> dict:
+    from conformance.certificate import build_certificate
+
+    return build_certificate(
+        target=state.target,
+        args=state.args,
+        policy=state.policy,
+        seed=state.seed,
+        examples=state.examples,
+        selected=sorted(state.selected) if state.patterns else None,
+        started=state.started,
+        wall=state.wall,
+        results=state.results,
+        records=state.records,
+    )
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     state = _state(config)
     if state is None or hasattr(config, "workerinput"):
         return
-    from conformance.certificate import build_certificate, write_json, write_junit
     from conformance.report import write_report
 
     if state.interrupted or exitstatus == pytest.ExitCode.INTERRUPTED:
@@ -344,34 +402,11 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
             "probes; no verdict, no certificate"
         )
         return
-    state.records = list(_pending)
-    state.results = verdicts(
-        state.records, policy=state.policy, selected=state.selected
-    )
     label = f"{state.target} (policy {state.policy})"
     tr = terminalreporter
     tr.section("flux-schedkit conformance")
     width = getattr(tr, "_tw", None).fullwidth if getattr(tr, "_tw", None) else 100
     write_report(tr.write_line, state.results, label, width=min(width, 140))
-    wall = time.perf_counter() - state.t0
-    cert_path = config.getoption("schedkit_certificate")
-    if cert_path:
-        cert = build_certificate(
-            target=state.target,
-            args=state.args,
-            policy=state.policy,
-            seed=state.seed,
-            examples=state.examples,
-            selected=sorted(state.selected) if state.patterns else None,
-            started=state.started,
-            wall=wall,
-            results=state.results,
-            records=state.records,
-        )
-        write_json(cert_path, cert)
-        tr.write_line(f"certificate written to {cert_path}")
-    junit_path = config.getoption("schedkit_junit")
-    if junit_path:
-        write_junit(junit_path, state.results, state.target)
-        tr.write_line(f"JUnit XML written to {junit_path}")
-    tr.write_line(f"wall time {wall:.1f} s")
+    for line in state.written:
+        tr.write_line(line)
+    tr.write_line(f"wall time {state.wall:.1f} s")

@@ -10,15 +10,19 @@ three reference schedulers one after another.
 policy is implied), a PATH.py, or a pkg.module, either with :Class.
 
 Exit status: 0 if every applicable clause passed; 1 if any failed (a
-module that fails to load even without --args fails load.reaches-reactor);
-2 for a usage or input error (module file not found, syntax or import error
-in it, bad argument, --args the module refuses at load although it loads
-without them); 130 if interrupted (Ctrl-C).
+module that fails to load even without --args fails load.reaches-reactor)
+or a certificate or JUnit file could not be written; 2 for a usage or
+input error, found before any probe runs (module file not found, syntax or
+import error in it, bad argument, a --clause that matches no clause, a
+certificate or JUnit path whose folder is missing or not writable, --args
+the module refuses at load although it loads without them); 130 if
+interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 
@@ -70,22 +74,42 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "-n",
         "--numprocesses",
+        type=_workers,
         default="auto",
         metavar="N",
         help="parallel workers, pytest-xdist style (default auto; 0 for none)",
     )
     parser.add_argument(
         "--callback-budget",
-        type=float,
+        type=_seconds,
         metavar="SECONDS",
         help="wall budget per callback",
     )
     parser.add_argument(
-        "--probe-budget", type=float, metavar="SECONDS", help="wall budget per probe"
+        "--probe-budget", type=_seconds, metavar="SECONDS", help="wall budget per probe"
     )
     parser.add_argument(
         "-v", "--verbose", action="store_true", help="list each probe as it runs"
     )
+
+
+def _workers(text: str) -> str:
+    """argparse type of ``-n``: ``auto``, ``logical`` or a count >= 0, as given."""
+    if text in ("auto", "logical") or (text.isascii() and text.isdigit()):
+        return text
+    raise argparse.ArgumentTypeError(f"{text!r}: a number of workers, or auto")
+
+
+def _seconds(text: str) -> float:
+    """argparse type of a budget: a finite number of seconds above 0 (a
+    budget is what keeps a hanging scheduler from hanging the kit)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 < value < math.inf:
+        raise argparse.ArgumentTypeError(f"{text}: must be above 0 and finite")
+    return value
 
 
 def _targets(args) -> list[tuple[str, str, str]]:
@@ -168,7 +192,8 @@ def run(args: argparse.Namespace) -> int:
     """Certify each target; return the worst exit status."""
     import pytest
 
-    from conformance.plugin import usage_problem
+    from conformance.plugin import select_clauses, usage_problem
+    from flux_schedkit.trace_options import InputError, check_writable
 
     if args.examples < 1:
         print(
@@ -185,6 +210,25 @@ def run(args: argparse.Namespace) -> int:
         )
         return EXIT_USAGE
     several = len(targets) > 1
+    # What holds for every target is asked once, before any of them runs.
+    try:
+        select_clauses(args.clause)
+    except pytest.UsageError as exc:
+        print(f"flux-schedkit conform: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    problem = usage_problem(targets[0][1], args.args, targets[0][2], importing=False)
+    try:
+        if problem is not None:
+            raise InputError(problem)
+        for label, _, _ in targets:
+            suffix = _safe(label) if several else ""
+            check_writable(
+                args.certificate and _suffixed(args.certificate, suffix),
+                args.junit and _suffixed(args.junit, suffix),
+            )
+    except InputError as exc:
+        print(f"flux-schedkit conform: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     statuses = []
     for label, target, policy in targets:
         suffix = _safe(label) if several else ""

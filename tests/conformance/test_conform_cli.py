@@ -203,10 +203,10 @@ def test_ctrl_c_ends_the_run_with_130_and_no_traceback(tmp_path):
         assert banner not in out, out
 
 
-def test_plain_pytest_with_the_plugin_certifies_a_module(tmp_path):
-    # Another project's CI: `pip install flux-schedkit`, then pytest alone
-    # (the plugin comes from the pytest11 entry point).
-    proc = subprocess.run(
+def _plain_pytest_on_stats(cwd: Path, certificate: Path) -> subprocess.CompletedProcess:
+    """pytest alone with the kit's plugin: a correct module, one clause,
+    the certificate written to *certificate*."""
+    return subprocess.run(
         [
             sys.executable,
             "-m",
@@ -218,13 +218,19 @@ def test_plain_pytest_with_the_plugin_certifies_a_module(tmp_path):
             "--schedkit-clause",
             "stats.answers",
             "--schedkit-certificate",
-            str(tmp_path / "c.json"),
+            str(certificate),
         ],
-        cwd=tmp_path,
+        cwd=cwd,
         capture_output=True,
         text=True,
         timeout=300,
     )
+
+
+def test_plain_pytest_with_the_plugin_certifies_a_module(tmp_path):
+    # Another project's CI: `pip install flux-schedkit`, then pytest alone
+    # (the plugin comes from the pytest11 entry point).
+    proc = _plain_pytest_on_stats(tmp_path, tmp_path / "c.json")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "flux-schedkit conformance" in proc.stdout
     assert "stats.answers" in proc.stdout
@@ -243,3 +249,64 @@ def test_plain_pytest_without_scheduler_is_untouched(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "1 passed" in proc.stdout
     assert "flux-schedkit conformance" not in proc.stdout
+
+
+@pytest.mark.parametrize(
+    "argv, said",
+    [
+        (["-k", "nosuchclause"], "--clause 'nosuchclause' matches no clause"),
+        (["--args", 'a "b'], "--args: No closing quotation"),
+        (
+            ["--certificate", "{tmp}/missing/c.json"],
+            "folder {tmp}/missing does not exist",
+        ),
+        (["--junit", "{tmp}/missing/j.xml"], "folder {tmp}/missing does not exist"),
+    ],
+    ids=["clause", "args", "certificate", "junit"],
+)
+def test_what_holds_for_every_scheduler_is_refused_once_before_any_runs(
+    argv, said, tmp_path, capsys
+):
+    # Without --scheduler the three reference schedulers would run in turn:
+    # a mistake they share is told once, before any probe (a certificate
+    # folder that is missing used to end the first run in a traceback).
+    argv = [a.replace("{tmp}", str(tmp_path)) for a in argv]
+    assert _conform(*argv) == conform.EXIT_USAGE
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1, captured.err
+    assert lines[0].startswith("flux-schedkit conform: ")
+    assert said.replace("{tmp}", str(tmp_path)) in lines[0]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["-n", "abc"],
+        ["-n", "-2"],
+        ["--probe-budget", "0"],
+        ["--callback-budget", "inf"],
+    ],
+)
+def test_workers_and_budgets_are_checked_by_their_types(argv, capsys):
+    # A zero, negative or infinite budget would let a hanging scheduler
+    # hang the kit, or fail every probe.
+    assert cli.main(["conform", *argv]) == conform.EXIT_USAGE
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    last = captured.err.strip().splitlines()[-1]
+    assert "error: argument" in last and argv[0] in last, captured.err
+
+
+def test_a_certificate_that_cannot_be_written_fails_the_run_in_one_line(tmp_path):
+    # The plugin alone (plain pytest), which has no up-front check: the
+    # write fails after the verdict, said in the summary, exit status 1.
+    proc = _plain_pytest_on_stats(tmp_path, tmp_path / "missing" / "c.json")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    out = proc.stdout + proc.stderr
+    assert (
+        f"cannot write the certificate {tmp_path}/missing/c.json: "
+        "No such file or directory" in proc.stdout
+    )
+    assert "Traceback" not in out and "INTERNALERROR" not in out
