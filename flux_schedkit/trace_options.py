@@ -213,12 +213,22 @@ def resolve_scheduler(spec: str) -> str:
     return spec
 
 
-def check_writable(*paths: str | None) -> None:
+def check_writable(*paths: str | None, inputs: tuple = ()) -> None:
     """Raise :class:`InputError` unless every given output path can be
-    written (its folder exists and is writable); creates nothing."""
+    written (its folder exists and is writable), no two of them name the
+    same file and none names one of *inputs* (the files the command reads,
+    which the write would replace); creates nothing."""
+    read = {_identity(p) for p in inputs if p}
+    seen: dict[tuple, str] = {}
     for path in paths:
         if not path:
             continue
+        same = _identity(path)
+        if same in read:
+            raise InputError(f"{path}: is what this command reads; not overwritten")
+        if same in seen:
+            raise InputError(f"{path}: named for two outputs (also as {seen[same]})")
+        seen[same] = path
         folder = os.path.dirname(os.path.abspath(path))
         if os.path.isdir(path):
             raise InputError(f"{path}: is a directory")
@@ -226,6 +236,16 @@ def check_writable(*paths: str | None) -> None:
             raise InputError(f"{path}: folder {folder} does not exist")
         if not os.access(folder, os.W_OK):
             raise InputError(f"{path}: folder {folder} is not writable")
+
+
+def _identity(path: str) -> tuple:
+    """What makes two names one file: device and inode if it exists (hard
+    and symbolic links), else its resolved path."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return ("path", os.path.realpath(path))
+    return ("inode", st.st_dev, st.st_ino)
 
 
 def _count(n: int, noun: str) -> str:

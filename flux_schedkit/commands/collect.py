@@ -69,7 +69,7 @@ def _collect(args: argparse.Namespace) -> int:
 
     docs: list[dict] = []
     try:
-        trace_options.check_writable(args.csv, args.json)
+        trace_options.check_writable(args.csv, args.json, inputs=tuple(args.files))
         for path in _paths(args.files):
             for doc in read_document(path):
                 doc["file"] = str(path)

@@ -84,7 +84,7 @@ def _compare(args: argparse.Namespace) -> int:
     from replay.results import table
 
     try:
-        trace_options.check_writable(args.json, args.plot)
+        trace_options.check_writable(args.json, args.plot, inputs=(args.trace,))
         module_args = tuple(trace_options.module_args(args))
         entries = [
             Entry(label, trace_options.resolve_scheduler(name), module_args)

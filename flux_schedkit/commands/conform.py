@@ -220,11 +220,14 @@ def run(args: argparse.Namespace) -> int:
     try:
         if problem is not None:
             raise InputError(problem)
+        # The module files certified are read: never written over.
+        modules = [t.partition(":")[0] for _, t, _ in targets]
         for label, _, _ in targets:
             suffix = _safe(label) if several else ""
             check_writable(
                 args.certificate and _suffixed(args.certificate, suffix),
                 args.junit and _suffixed(args.junit, suffix),
+                inputs=tuple(m for m in modules if os.path.isfile(m)),
             )
     except InputError as exc:
         print(f"flux-schedkit conform: {exc}", file=sys.stderr)

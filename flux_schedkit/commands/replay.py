@@ -79,7 +79,9 @@ def _replay(args: argparse.Namespace) -> int:
         )
         return EXIT_USAGE
     try:
-        trace_options.check_writable(args.json, args.csv, args.gantt, args.plot)
+        trace_options.check_writable(
+            args.json, args.csv, args.gantt, args.plot, inputs=(args.trace,)
+        )
         module_args = trace_options.module_args(args)
         module = trace_options.resolve_scheduler(args.scheduler[0])
         source = trace_options.prepare(args)

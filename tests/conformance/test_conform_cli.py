@@ -310,3 +310,17 @@ def test_a_certificate_that_cannot_be_written_fails_the_run_in_one_line(tmp_path
         "No such file or directory" in proc.stdout
     )
     assert "Traceback" not in out and "INTERNALERROR" not in out
+
+
+def test_the_certificate_never_replaces_the_module_it_certifies(tmp_path, capsys):
+    module = tmp_path / "mine.py"
+    module.write_text((GALLERY / "correct_fifo.py").read_text())
+    original = module.read_bytes()
+    status = _conform("--scheduler", str(module), "--certificate", str(module))
+    assert status == conform.EXIT_USAGE
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == (
+        f"flux-schedkit conform: {module}: is what this command reads; not overwritten\n"
+    )
+    assert module.read_bytes() == original

@@ -225,3 +225,21 @@ def test_collect_of_an_empty_folder_is_an_error(capsys, tmp_path):
     status, _, err = run(capsys, "collect", tmp_path)
     assert status == 2
     assert "no .json files" in err
+
+
+def test_compare_and_collect_never_write_over_what_they_read(capsys, tmp_path):
+    trace = write(tmp_path, SMALL, "t.swf")
+    original = trace.read_bytes()
+    both = ["--scheduler", SEED, "--scheduler", SEED]
+    status, out, err = run(capsys, "compare", trace, *both, "--plot", trace)
+    assert status == 2 and out == ""
+    assert err.strip().endswith("t.swf: is what this command reads; not overwritten")
+    assert trace.read_bytes() == original
+    result = tmp_path / "r.json"
+    status, _, _ = run(capsys, "replay", trace, "--scheduler", SEED, "--json", result)
+    assert status == 0
+    kept = result.read_bytes()
+    status, out, err = run(capsys, "collect", result, "--json", result)
+    assert status == 2 and out == ""
+    assert err.strip().endswith("r.json: is what this command reads; not overwritten")
+    assert result.read_bytes() == kept

@@ -186,6 +186,38 @@ def test_usage_errors_exit_2(capsys, tmp_path, argv, message):
     assert message in one_line(err)
 
 
+def test_an_output_never_replaces_the_trace_or_another_output(capsys, tmp_path):
+    # --json naming the trace itself once replaced a shared trace with the
+    # replay's JSON: every name of the trace (itself, a hard or symbolic
+    # link) is refused, as are two outputs naming one file; nothing runs.
+    trace = write(tmp_path, SMALL, "t.swf")
+    original = trace.read_bytes()
+    os.link(trace, tmp_path / "hard.swf")
+    os.symlink(trace, tmp_path / "soft.swf")
+    for out in ("t.swf", "hard.swf", "soft.swf", "sub/../t.swf"):
+        (tmp_path / "sub").mkdir(exist_ok=True)
+        status, stdout, err = cli_replay(
+            capsys, trace, "--scheduler", SEED, "--json", tmp_path / out
+        )
+        assert status == 2, out
+        assert one_line(err).endswith(": is what this command reads; not overwritten")
+        assert stdout == ""
+    status, _, err = cli_replay(
+        capsys,
+        tmp_path / "soft.swf",
+        "--scheduler",
+        SEED,
+        "--json",
+        tmp_path / "r.json",
+        "--csv",
+        tmp_path / "sub" / ".." / "r.json",
+    )
+    assert status == 2
+    assert "named for two outputs" in one_line(err)
+    assert trace.read_bytes() == original
+    assert not (tmp_path / "r.json").exists()
+
+
 def test_bad_option_values_are_usage_errors(capsys, tmp_path):
     path = write(tmp_path, SMALL)
     for bad in (["--window", "9:1"], ["--window", "x:"], ["--limit", "0"]):
