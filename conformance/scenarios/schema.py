@@ -153,6 +153,8 @@ def load_scenario(path: str | Path) -> Scenario:
             text = f.read()
     except OSError as exc:
         raise ScenarioError(path, "(file)", exc.strerror or str(exc)) from exc
+    except UnicodeDecodeError as exc:
+        raise ScenarioError(path, "(file)", "not a text file (UTF-8)") from exc
     return parse_scenario(text, path)
 
 
@@ -167,7 +169,9 @@ def parse_scenario(text: str, path: str = "<scenario>") -> Scenario:
         problem = getattr(exc, "problem", None) or str(exc)
         raise ScenarioError(path, where, f"not valid YAML: {problem}") from exc
     if data is None:
-        data = {}
+        # Nothing but blanks and comments: a truncated or wrong file, not
+        # a scenario that checks nothing and passes.
+        raise ScenarioError(path, "(file)", "empty: no scenario in it")
     r.mapping(data, "", _TOP_KEYS)
     stem = Path(path).stem
     name = r.string(data["name"], "name") if "name" in data else stem

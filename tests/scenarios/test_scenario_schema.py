@@ -261,6 +261,10 @@ BAD = {
         "",
         "expected a mapping",
     ),
+    # A zero-byte or comment-only file once passed as a scenario that
+    # checks nothing.
+    "empty file": ("", None, "(file)", "empty: no scenario in it"),
+    "only comments": ("# to do\n\n", None, "(file)", "empty: no scenario in it"),
 }
 
 
@@ -279,6 +283,13 @@ def test_malformed_scenario_names_file_step_and_key(case, write_scenario):
     if step is not None:
         assert f": step {step}: " in message
     assert words in message, message
+
+
+def test_a_binary_file_is_a_scenario_error(tmp_path):
+    path = tmp_path / "trace.swf.gz"
+    path.write_bytes(b"\x1f\x8b\x08\x00binary")
+    with pytest.raises(ScenarioError, match=r"\(file\): not a text file \(UTF-8\)$"):
+        load_scenario(path)
 
 
 def test_missing_file_is_a_scenario_error(tmp_path):
