@@ -43,6 +43,12 @@ class ModuleSpec:
     file: str | None = None
 
 
+def _at_line(exc: SyntaxError) -> str:
+    """`` line N`` where the parser stopped, or nothing when it cannot say
+    (null bytes in the file: no line)."""
+    return f" line {exc.lineno}" if exc.lineno else ""
+
+
 def _load_python_module(target: str):
     """Import *target* (a ``.py`` path or a dotted name) and return it."""
     if target.endswith(".py") or os.sep in target:
@@ -60,7 +66,7 @@ def _load_python_module(target: str):
             spec.loader.exec_module(module)
         except SyntaxError as exc:
             raise ModuleLoadError(
-                f"{stem}: syntax error in {path} line {exc.lineno}: {exc.msg}"
+                f"{stem}: syntax error in {path}{_at_line(exc)}: {exc.msg}"
             ) from exc
         except Exception as exc:
             raise ModuleLoadError(
@@ -74,7 +80,7 @@ def _load_python_module(target: str):
         raise ModuleLoadError(f"{target}: module not found ({exc})") from exc
     except SyntaxError as exc:
         raise ModuleLoadError(
-            f"{target}: syntax error line {exc.lineno}: {exc.msg}"
+            f"{target}: syntax error{_at_line(exc)}: {exc.msg}"
         ) from exc
     except Exception as exc:
         raise ModuleLoadError(

@@ -118,6 +118,17 @@ def test_syntax_error(make_broker, tmp_path):
     assert "line 3" in text
 
 
+def test_a_file_with_null_bytes_is_a_syntax_error_without_a_line(make_broker, tmp_path):
+    # A binary file saved as .py: the parser names no line ("line None").
+    path = tmp_path / "binary_sched.py"
+    path.write_bytes(b"\x1f\x8b\x08\x00\x00binary")
+    text = load_error(make_broker(), str(path))
+    assert text == (
+        f"binary_sched: syntax error in {path}: "
+        "source code string cannot contain null bytes"
+    )
+
+
 def test_import_error_names_the_module_and_exception(make_broker, tmp_path):
     path = write(tmp_path, "needs_dep.py", "import no_such_dependency_xyz\n")
     text = load_error(make_broker(), path)
