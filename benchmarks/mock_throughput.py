@@ -44,7 +44,7 @@ import time
 from conformance.referee import Referee
 from flux_schedkit.console import EXIT_FAILED, EXIT_OK, guarded, say
 from flux_schedkit.reference import reference_spec
-from flux_schedkit.trace_options import positive
+from flux_schedkit.trace_options import above_zero, positive
 from mock_broker.jobspec import make_jobspec
 from mock_broker.machine import Machine
 from mock_broker.runtime.broker import BrokerStalled, MockBroker
@@ -178,13 +178,11 @@ def main() -> None:
     parser.add_argument("--cores", type=positive, default=16)
     parser.add_argument(
         "--load",
-        type=float,
+        type=above_zero,
         default=0.9,
         help="cores the jobs ask for over the machine's cores (default 0.9)",
     )
     args = parser.parse_args()
-    if not args.load > 0:  # also refuses nan
-        parser.error("--load must be above 0")
     for name in args.schedulers:
         try:
             path, _ = target(name)

@@ -49,7 +49,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from flux_schedkit.trace_options import positive
+from flux_schedkit.trace_options import above_zero, positive
 
 #: Reference scheduler -> the upstream module it is compared with.
 PAIRS = {
@@ -253,7 +253,9 @@ def main(argv: list[str] | None = None) -> int:
         "--depth", type=queue_depth, nargs="+", default=["8", "unlimited"]
     )
     parser.add_argument("--pair", nargs="+", choices=list(PAIRS), default=list(PAIRS))
-    parser.add_argument("--timeout", type=float, default=1800, help="seconds a run")
+    parser.add_argument(
+        "--timeout", type=above_zero, default=1800, help="seconds a run"
+    )
     parser.add_argument(
         "--floor",
         action="store_true",
@@ -261,8 +263,6 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--json", help="also write every run's figures here")
     args = parser.parse_args(argv)
-    if not args.timeout > 0:
-        parser.error("--timeout must be above 0")
     if args.inner:
         inner(args.inner[0], int(args.inner[1]))
         return 0

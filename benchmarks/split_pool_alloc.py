@@ -63,7 +63,7 @@ from flux.resource import (  # noqa: E402
 
 from flux_sched_base.pool import Pool  # noqa: E402
 from flux_sched_base.split_pool import SplitPool, SplitPoolAnySlots  # noqa: E402
-from flux_schedkit.trace_options import not_negative, positive  # noqa: E402
+from flux_schedkit.trace_options import above_zero, not_negative, positive  # noqa: E402
 from mock_broker.jobspec import make_jobspec  # noqa: E402
 from mock_broker.machine import Machine  # noqa: E402
 from mock_broker.runtime.clock import VirtualClock  # noqa: E402
@@ -234,7 +234,7 @@ def main(argv=None) -> int:
     parser.add_argument("--trace", default=str(DEFAULT_TRACE))
     parser.add_argument("--requests", type=positive, default=500)
     parser.add_argument("--warmup", type=positive, default=3000)
-    parser.add_argument("--load", type=float, default=3.0)
+    parser.add_argument("--load", type=above_zero, default=3.0)
     parser.add_argument("--procs-per-task", type=positive, default=1)
     parser.add_argument(
         "--trace-procs",
@@ -244,8 +244,6 @@ def main(argv=None) -> int:
     )
     parser.add_argument("--skip", type=not_negative, default=0)
     args = parser.parse_args(argv)
-    if not args.load > 0:
-        parser.error("--load must be > 0")
     try:
         run(args)
     except (OSError, SWFError) as exc:

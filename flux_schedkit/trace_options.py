@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import math
 import os
 import re
 from pathlib import Path
@@ -41,6 +42,18 @@ def _int_at_least(least: int, what: str):
 #: argparse types: an integer of at least 1; of at least 0.
 positive = _int_at_least(1, "must be at least 1")
 not_negative = _int_at_least(0, "must not be negative")
+
+
+def above_zero(text: str) -> float:
+    """argparse type: a finite number above 0 (a load, a budget or a
+    timeout in seconds)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 < value < math.inf:  # also refuses nan
+        raise argparse.ArgumentTypeError(f"{text}: must be above 0 and finite")
+    return value
 
 
 def duration(text: str) -> float:

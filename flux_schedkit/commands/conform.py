@@ -22,9 +22,15 @@ interrupted (Ctrl-C).
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import sys
+
+from flux_schedkit.trace_options import (
+    InputError,
+    above_zero,
+    check_writable,
+    positive,
+)
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 POLICIES = ("fifo", "easy", "conservative", "any")
@@ -67,7 +73,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--examples",
-        type=int,
+        type=positive,
         default=20,
         help="examples per randomized probe (default 20; 10000 for a deep run)",
     )
@@ -79,14 +85,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="parallel workers, pytest-xdist style (default auto; 0 for none)",
     )
+    # A budget is what keeps a hanging scheduler from hanging the kit.
     parser.add_argument(
         "--callback-budget",
-        type=_seconds,
+        type=above_zero,
         metavar="SECONDS",
         help="wall budget per callback",
     )
     parser.add_argument(
-        "--probe-budget", type=_seconds, metavar="SECONDS", help="wall budget per probe"
+        "--probe-budget",
+        type=above_zero,
+        metavar="SECONDS",
+        help="wall budget per probe",
     )
     parser.add_argument(
         "-v", "--verbose", action="store_true", help="list each probe as it runs"
@@ -98,18 +108,6 @@ def _workers(text: str) -> str:
     if text in ("auto", "logical") or (text.isascii() and text.isdigit()):
         return text
     raise argparse.ArgumentTypeError(f"{text!r}: a number of workers, or auto")
-
-
-def _seconds(text: str) -> float:
-    """argparse type of a budget: a finite number of seconds above 0 (a
-    budget is what keeps a hanging scheduler from hanging the kit)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0 < value < math.inf:
-        raise argparse.ArgumentTypeError(f"{text}: must be above 0 and finite")
-    return value
 
 
 def _targets(args) -> list[tuple[str, str, str]]:
@@ -193,14 +191,7 @@ def run(args: argparse.Namespace) -> int:
     import pytest
 
     from conformance.plugin import select_clauses, usage_problem
-    from flux_schedkit.trace_options import InputError, check_writable
 
-    if args.examples < 1:
-        print(
-            f"flux-schedkit conform: --examples {args.examples}: must be at least 1",
-            file=sys.stderr,
-        )
-        return EXIT_USAGE
     try:
         targets = _targets(args)
     except (KeyError, FileNotFoundError) as exc:
@@ -210,6 +201,8 @@ def run(args: argparse.Namespace) -> int:
         )
         return EXIT_USAGE
     several = len(targets) > 1
+    # Each run's files are suffixed with its scheduler when several run.
+    suffixes = [_safe(label) if several else "" for label, _, _ in targets]
     # What holds for every target is asked once, before any of them runs.
     try:
         select_clauses(args.clause)
@@ -222,8 +215,7 @@ def run(args: argparse.Namespace) -> int:
             raise InputError(problem)
         # The module files certified are read: never written over.
         modules = [t.partition(":")[0] for _, t, _ in targets]
-        for label, _, _ in targets:
-            suffix = _safe(label) if several else ""
+        for suffix in suffixes:
             check_writable(
                 args.certificate and _suffixed(args.certificate, suffix),
                 args.junit and _suffixed(args.junit, suffix),
@@ -233,8 +225,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"flux-schedkit conform: {exc}", file=sys.stderr)
         return EXIT_USAGE
     statuses = []
-    for label, target, policy in targets:
-        suffix = _safe(label) if several else ""
+    for (label, target, policy), suffix in zip(targets, suffixes, strict=True):
         # Asked here so that the line is this command's, not pytest's
         # "ERROR:" one; the plugin is then told not to ask again.
         problem = usage_problem(target, args.args, policy)
