@@ -9,7 +9,11 @@ delete what is no longer true.  :class:`Annotations` does that for the
 
 ``t_estimate``
     the start time the scheduler holds for the job (seconds since the
-    epoch), present only while the scheduler holds it.
+    epoch), present only while the scheduler holds it.  A held start that
+    moves earlier by less than :data:`ESTIMATE_SLACK` is not sent again:
+    the value sent is never earlier than the start held and at most that
+    much later (a promise "not after" stays true; see
+    :meth:`Annotations.estimate_stands`).
 ``reason_pending``
     why the job is not running yet.
 ``resource_summary``
@@ -45,23 +49,46 @@ REASON_RESOURCES = "insufficient resources"
 REASON_PRIORITY = "waiting for higher priority jobs"
 REASON_NO_ESTIMATE = "insufficient resources (no start time can be estimated)"
 
+#: Seconds a held start may move earlier without a new ``t_estimate``.
+#: A queue whose head starts every few milliseconds moves the estimates
+#: behind it by milliseconds each time; ``flux jobs`` shows them to the
+#: second, and each update is a message the job-manager processes.
+ESTIMATE_SLACK = 1.0
+
 _UNSET = object()
 
 
 class Annotations:
     """Remembers the ``sched`` annotations sent for each pending job."""
 
-    def __init__(self) -> None:
+    def __init__(self, estimate_slack: float | None = None) -> None:
         self._sent: dict[int, dict[str, Any]] = {}
         #: Number of ANNOTATE responses sent, for statistics.
         self.updates = 0
+        #: How much earlier than the ``t_estimate`` sent a start may be
+        #: without sending it again (0: every change is sent); default
+        #: :data:`ESTIMATE_SLACK`.
+        self.estimate_slack = (
+            ESTIMATE_SLACK if estimate_slack is None else estimate_slack
+        )
+
+    def estimate_stands(self, jobid: int, start: float) -> bool:
+        """Does the ``t_estimate`` sent for *jobid* stand for *start*: not
+        earlier than it and less than :attr:`estimate_slack` later (or
+        equal)?"""
+        sent = self._sent.get(jobid)
+        old = None if sent is None else sent.get("t_estimate")
+        return old is not None and (
+            old == start or 0.0 <= old - start < self.estimate_slack
+        )
 
     def update(self, job, **values: Any) -> bool:
         """Set ``sched`` keys on a pending job, sending only what changed.
 
         A value of ``None`` deletes the key (sends JSON null) if it was
-        set; deleting a key that was never sent sends nothing.  Returns True
-        if an ANNOTATE response was sent.
+        set; deleting a key that was never sent sends nothing; a
+        ``t_estimate`` the one sent stands for (:meth:`estimate_stands`) is
+        not sent again.  Returns True if an ANNOTATE response was sent.
 
         Args:
             job: a :class:`flux.scheduler.PendingJob`.
@@ -75,6 +102,8 @@ class Annotations:
                 if old is not _UNSET:
                     changes[key] = None
             elif old is _UNSET or old != value:
+                if key == "t_estimate" and self.estimate_stands(job.jobid, value):
+                    continue
                 changes[key] = value
         if not changes:
             return False

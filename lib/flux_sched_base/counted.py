@@ -710,7 +710,7 @@ class CountedPlanning:
     def _estimate(self, job, start: float) -> None:
         annotations = self.annotations
         if (
-            annotations.get(job.jobid, "t_estimate") == start
+            annotations.estimate_stands(job.jobid, start)
             and annotations.get(job.jobid, "reason_pending") == REASON_RESOURCES
         ):
             return  # the usual case for a holder kept as it was

@@ -58,3 +58,42 @@ def test_success_annotations():
     assert success_annotations(R(), "backfilled") == {
         "sched": {"resource_summary": "rank0/core0", "selection_type": "backfilled"}
     }
+
+
+def test_an_estimate_moving_earlier_by_less_than_the_slack_is_not_sent_again():
+    book, job = Annotations(estimate_slack=1.0), FakeJob(1)
+    assert book.update(job, t_estimate=100.0, reason_pending="r")
+    assert not book.update(job, t_estimate=99.5, reason_pending="r")
+    assert not book.update(job, t_estimate=99.01)  # 0.99 s before the one sent
+    assert book.get(1, "t_estimate") == 100.0
+    assert book.update(job, t_estimate=99.0)  # a whole second earlier
+    assert book.update(job, t_estimate=99.001)  # later, however little
+    assert book.update(job, t_estimate=98.5, reason_pending="s")  # reason only
+    assert [m["sched"] for m in job.request.sent] == [
+        {"t_estimate": 100.0, "reason_pending": "r"},
+        {"t_estimate": 99.0},
+        {"t_estimate": 99.001},
+        {"reason_pending": "s"},
+    ]
+    assert book.estimate_stands(1, 98.5) and book.estimate_stands(1, 99.001)
+    assert not book.estimate_stands(1, 99.002) and not book.estimate_stands(1, 98.0)
+    assert not book.estimate_stands(2, 99.001)
+
+
+def test_without_slack_every_change_of_estimate_is_sent():
+    book, job = Annotations(estimate_slack=0.0), FakeJob(1)
+    for value in (100.0, 99.99, 99.98, 99.98):
+        book.update(job, t_estimate=value)
+    assert [m["sched"]["t_estimate"] for m in job.request.sent] == [
+        100.0,
+        99.99,
+        99.98,
+    ]
+
+
+def test_the_default_slack_is_read_when_the_book_is_made(monkeypatch):
+    from flux_sched_base import annotations
+
+    assert Annotations().estimate_slack == annotations.ESTIMATE_SLACK == 1.0
+    monkeypatch.setattr(annotations, "ESTIMATE_SLACK", 0.0)
+    assert Annotations().estimate_slack == 0.0

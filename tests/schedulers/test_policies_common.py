@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import POLICIES, module_path, start_broker
+from conftest import POLICIES, estimate_history, module_path, start_broker
 from conftest import whole_nodes as _nodes
 
 from conformance.referee import Referee
@@ -191,3 +191,77 @@ def test_module_imports_only_flux_and_flux_sched_base(name):
         elif isinstance(node, ast.ImportFrom):
             roots.add(node.module.split(".")[0])
     assert roots <= {"flux", "flux_sched_base", "time", "math"}
+
+
+def _staggered_queue(policy: str):
+    """One node of 4 cores filled by one-core jobs started 10 ms apart (the
+    last ends at 50 s, the others run their 100 s), and three one-core jobs
+    queued behind them at 1 s: each waits for one running job's end, 10 ms
+    after the one before."""
+    b = start_broker(policy, machine=Machine.uniform(1, 4))
+    one_core = make_jobspec(slots=1, cores=1, duration=100)
+    for i in range(4):
+        b.at(
+            b.now + i * 0.01,
+            lambda i=i: b.jobs.submit(one_core, runtime=50 if i == 3 else 100),
+        )
+    queued = []
+    b.at(
+        b.now + 1,
+        lambda: queued.extend(b.jobs.submit(one_core, runtime=100) for _ in range(3)),
+    )
+    return b, queued
+
+
+@pytest.mark.parametrize("policy", ["fifo", "conservative"])
+def test_estimates_moving_earlier_by_milliseconds_are_not_sent_again(policy):
+    # At 50 s the first queued job starts in the core that freed early; the
+    # two behind it now wait for the ends 10 ms sooner than announced.  A
+    # move of less than a second is not announced (ESTIMATE_SLACK): they
+    # start up to 10 ms before their t_estimate, never after it.
+    b, queued = _staggered_queue(policy)
+    b.run()
+    t0 = b.clock.epoch
+    sent = {
+        j: [v for _, v in vs if v is not None] for j, vs in estimate_history(b).items()
+    }
+    assert sent[queued[1]] == [t0 + 100.01]
+    assert sent[queued[2]] == [t0 + 100.02]
+    assert b.jobs.job(queued[1]).t_run == pytest.approx(t0 + 100.0)
+    assert b.jobs.job(queued[2]).t_run == pytest.approx(t0 + 100.01)
+    b.observer.assert_clean()
+
+
+@pytest.mark.parametrize("policy", ["fifo", "conservative"])
+def test_every_move_of_an_estimate_is_sent_without_slack(policy, monkeypatch):
+    from flux_sched_base import annotations
+
+    monkeypatch.setattr(annotations, "ESTIMATE_SLACK", 0.0)
+    b, queued = _staggered_queue(policy)
+    b.run()
+    t0 = b.clock.epoch
+    sent = {
+        j: [v for _, v in vs if v is not None] for j, vs in estimate_history(b).items()
+    }
+    assert sent[queued[1]] == pytest.approx([t0 + 100.01, t0 + 100.0])
+    assert sent[queued[2]] == pytest.approx([t0 + 100.02, t0 + 100.01])
+
+
+@pytest.mark.parametrize("policy", ["fifo", "conservative"])
+def test_an_estimate_moving_later_by_milliseconds_is_sent(policy):
+    # A higher-priority job arriving at 2 s takes the end at 100 s: each
+    # queued job now waits 10 ms longer than announced, which is sent.
+    b, queued = _staggered_queue(policy)
+    one_core = make_jobspec(slots=1, cores=1, duration=100)
+    b.at(b.now + 2, lambda: b.jobs.submit(one_core, runtime=100, urgency=24))
+    b.run_until(b.now + 3)
+    t0 = b.clock.epoch
+    sent = {
+        j: [v for _, v in vs if v is not None] for j, vs in estimate_history(b).items()
+    }
+    assert sent[queued[0]] == pytest.approx([t0 + 100.0, t0 + 100.01])
+    assert sent[queued[1]] == pytest.approx([t0 + 100.01, t0 + 100.02])
+    b.run()
+    for jobid in queued:
+        assert b.jobs.job(jobid).t_run <= sent[jobid][-1]
+    b.observer.assert_clean()
