@@ -37,6 +37,7 @@ from pathlib import Path
 
 from conformance.findings import FAIL
 from conformance.verdicts import NOT_APPLICABLE, ClauseVerdict, ProbeRecord
+from conformance.visible import visible
 
 SCHEMA = "flux-schedkit-certificate/1"
 
@@ -125,7 +126,10 @@ def write_json(path: str, data: dict) -> None:
 
 
 def junit_xml(results: Sequence[ClauseVerdict], label: str) -> bytes:
-    """JUnit XML with one test case per clause (suite = kit suite)."""
+    """JUnit XML with one test case per clause (suite = kit suite); text
+    from the module has its control characters escaped, so the XML is
+    well-formed whatever the module wrote."""
+    label = visible(label)
     root = ET.Element("testsuites", name=f"flux-schedkit conformance: {label}")
     by_suite: dict[str, list[ClauseVerdict]] = {}
     for v in results:
@@ -150,17 +154,24 @@ def junit_xml(results: Sequence[ClauseVerdict], label: str) -> bytes:
             )
             if v.verdict == FAIL:
                 first = v.evidence[0].text if v.evidence else "failed"
-                fail = ET.SubElement(case, "failure", message=first[:500])
-                fail.text = "\n\n".join(
-                    "\n".join(
-                        x
-                        for x in (f"probe {e.probe}: {e.text}", e.excerpt, e.traceback)
-                        if x
+                fail = ET.SubElement(case, "failure", message=visible(first[:500]))
+                fail.text = visible(
+                    "\n\n".join(
+                        "\n".join(
+                            x
+                            for x in (
+                                f"probe {e.probe}: {e.text}",
+                                e.excerpt,
+                                e.traceback,
+                            )
+                            if x
+                        )
+                        for e in v.evidence
                     )
-                    for e in v.evidence
                 )
             elif v.verdict == NOT_APPLICABLE:
-                ET.SubElement(case, "skipped", message=v.reason or "not applicable")
+                reason = visible(v.reason or "not applicable")
+                ET.SubElement(case, "skipped", message=reason)
     return ET.tostring(root, encoding="utf-8", xml_declaration=True)
 
 

@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from conformance.clauses import SUITES
 from conformance.findings import FAIL, PASS
 from conformance.verdicts import NOT_APPLICABLE, ClauseVerdict
+from conformance.visible import visible
 
 _MARK = {PASS: "pass", FAIL: "FAIL", NOT_APPLICABLE: "n/a"}
 #: Transcript lines of evidence shown per failure in the terminal.
@@ -33,7 +34,10 @@ def write_report(
     width: int = 100,
 ) -> None:
     """Write the table, the summary line and the failures with *write*
-    (one call per line)."""
+    (one call per line).  Text that came from the module is shown with its
+    control characters escaped (:func:`~conformance.visible.visible`), and
+    so is *label* (a file name may hold them too)."""
+    label = visible(label)
     idw = max((len(v.clause.id) for v in results), default=10) + 2
     stw = max(20, width - idw - 16)
     for suite in SUITES:
@@ -60,16 +64,16 @@ def write_report(
         write(f"  source: {v.clause.source}")
         for ev in v.evidence[:EVIDENCE_PER_CLAUSE]:
             when = f" at t={ev.time:.3f}" if ev.time is not None else ""
-            write(f"  probe {ev.probe}{when}: {ev.text}")
+            write(f"  probe {ev.probe}{when}: {visible(ev.text)}")
             if ev.excerpt:
                 lines = ev.excerpt.splitlines()[-EXCERPT_LINES:]
                 write("  transcript:")
                 for line in lines:
-                    write(f"    {line}")
+                    write(f"    {visible(line)}")
             if ev.traceback:
                 write("  traceback:")
                 for line in ev.traceback.rstrip().splitlines()[-24:]:
-                    write(f"    {line}")
+                    write(f"    {visible(line)}")
         more = len(v.evidence) - EVIDENCE_PER_CLAUSE
         if more > 0:
             write(f"  ... and {more} more (see the certificate)")
@@ -78,7 +82,7 @@ def write_report(
         write("")
         write("not applicable:")
         for v in na:
-            write(f"  {v.clause.id}: {v.reason}")
+            write(f"  {v.clause.id}: {visible(v.reason)}")
 
 
 __all__ = ["write_report", "summary_line"]

@@ -121,3 +121,31 @@ def test_junit_has_one_case_per_clause_with_failures_and_skips():
     assert "R overlaps job f2" in failed[0].find("failure").text
     skipped = [c for c in cases if c.find("skipped") is not None]
     assert len(skipped) == len(load_clauses()) - 2
+
+
+def _hostile_records():
+    # What a module can put in evidence: escape sequences (alternate screen,
+    # hidden cursor, window title), a carriage return, a NUL, a lone
+    # surrogate (from undecodable bytes).
+    text = "deny \x1b[?1049h\x1b[?25l\x1b]0;owned\x07 note\r\x00 \udc80 end"
+    ev = Evidence("scenario:x", text, 1.0, "   1.000 #3 " + text, "Error: " + text)
+    return [ProbeRecord("scenario:x", [Finding("alloc.R-disjoint", FAIL, ev)], 0.1, {})]
+
+
+def test_module_text_reaches_the_terminal_with_its_control_characters_escaped():
+    lines: list[str] = []
+    write_report(lines.append, verdicts(_hostile_records()), "m\x1b[2J.py")
+    out = "\n".join(lines)
+    assert (
+        "deny \\x1b[?1049h\\x1b[?25l\\x1b]0;owned\\x07 note\\x0d\\x00 \\udc80 end"
+        in out
+    )
+    assert not any(ch in out for ch in "\x1b\x07\r\x00\udc80")
+
+
+def test_junit_is_well_formed_whatever_the_module_wrote():
+    data = junit_xml(verdicts(_hostile_records()), "m\x1b.py")
+    root = ET.fromstring(data)  # raises on ill-formed XML
+    failure = root.find(".//testcase[@name='alloc.R-disjoint']/failure")
+    assert "\\x1b]0;owned\\x07" in failure.get("message")
+    assert "\\udc80" in failure.text and "\x1b" not in failure.text
