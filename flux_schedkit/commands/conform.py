@@ -120,8 +120,18 @@ def _targets(args) -> list[tuple[str, str, str]]:
         if name in REFERENCE_SCHEDULERS:
             out.append((name, str(reference_path(name)), args.policy or name))
         else:
-            out.append((name, name, args.policy or "any"))
+            out.append((name, _absolute(name), args.policy or "any"))
     return out
+
+
+def _absolute(target: str) -> str:
+    """A module file's path made absolute once, here: probes run in other
+    processes, and a module may change its working folder (``os.chdir``)
+    before the next probe loads it.  A dotted module name is kept."""
+    path, colon, cls = target.partition(":")
+    if path.endswith(".py") or os.sep in path:
+        return os.path.abspath(path) + colon + cls
+    return target
 
 
 def _suite_path() -> str:
@@ -133,6 +143,9 @@ def _suite_path() -> str:
 
 
 def _pytest_args(args, target: str, policy: str, suffix: str) -> list[str]:
+    # Every value the user gave is joined to its option with "=": pytest
+    # would read a separate value starting with "-" (``--args=-x``) as an
+    # option of its own.
     suite = _suite_path()
     out = [
         suite,
@@ -152,27 +165,22 @@ def _pytest_args(args, target: str, policy: str, suffix: str) -> list[str]:
         # none that tests rely on) and would warn about it on every run.
         "-W",
         "ignore::pytest.PytestAssertRewriteWarning",
-        "--schedkit-scheduler",
-        target,
-        "--schedkit-args",
-        args.args,
-        "--schedkit-policy",
-        policy,
-        "--schedkit-seed",
-        str(args.seed),
-        "--schedkit-examples",
-        str(args.examples),
+        f"--schedkit-scheduler={target}",
+        f"--schedkit-args={args.args}",
+        f"--schedkit-policy={policy}",
+        f"--schedkit-seed={args.seed}",
+        f"--schedkit-examples={args.examples}",
     ]
     for pattern in args.clause or ():
-        out += ["--schedkit-clause", pattern]
+        out.append(f"--schedkit-clause={pattern}")
     if args.certificate:
-        out += ["--schedkit-certificate", _suffixed(args.certificate, suffix)]
+        out.append(f"--schedkit-certificate={_suffixed(args.certificate, suffix)}")
     if args.junit:
-        out += ["--schedkit-junit", _suffixed(args.junit, suffix)]
+        out.append(f"--schedkit-junit={_suffixed(args.junit, suffix)}")
     if args.callback_budget:
-        out += ["--schedkit-callback-budget", str(args.callback_budget)]
+        out.append(f"--schedkit-callback-budget={args.callback_budget}")
     if args.probe_budget:
-        out += ["--schedkit-probe-budget", str(args.probe_budget)]
+        out.append(f"--schedkit-probe-budget={args.probe_budget}")
     if args.numprocesses not in ("0", ""):
         out += ["-n", args.numprocesses, "--dist", "load"]
     return out

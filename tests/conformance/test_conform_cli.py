@@ -324,3 +324,59 @@ def test_the_certificate_never_replaces_the_module_it_certifies(tmp_path, capsys
         f"flux-schedkit conform: {module}: is what this command reads; not overwritten\n"
     )
     assert module.read_bytes() == original
+
+
+_WANDERER = '''
+"""The gallery FIFO, but it takes any argument and leaves its folder."""
+import os
+import sys
+
+sys.path.insert(0, {gallery!r})
+from _base import GalleryFifo  # noqa: E402
+
+
+class Wanderer(GalleryFifo):
+    def __init__(self, h, *args):
+        super().__init__(h)
+        self.given = args
+
+    def schedule(self):
+        os.chdir({away!r})
+        super().schedule()
+
+
+def mod_main(h, *args):
+    Wanderer(h, *args).run()
+'''
+
+
+def test_a_relative_module_path_survives_the_module_changing_folder(
+    tmp_path, monkeypatch, capsys
+):
+    # The module's os.chdir lasts in the worker that runs the next probe;
+    # the path was relative to the folder the command started in.
+    (tmp_path / "away").mkdir()
+    text = _WANDERER.format(gallery=str(GALLERY), away=str(tmp_path / "away"))
+    (tmp_path / "wanderer.py").write_text(text)
+    monkeypatch.chdir(tmp_path)
+    status = _conform("--scheduler=wanderer.py", "-k", "alloc")
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert "0 fail" in out
+
+
+@pytest.mark.parametrize("value", ["-x", "--help", "-p no:foo"])
+def test_module_arguments_that_look_like_options_reach_the_module(
+    value, tmp_path, capsys
+):
+    text = _WANDERER.format(gallery=str(GALLERY), away=str(tmp_path))
+    (tmp_path / "anyargs.py").write_text(text)
+    status = _conform(
+        f"--scheduler={tmp_path / 'anyargs.py'}",
+        f"--args={value}",
+        "-k",
+        "stats.answers",
+    )
+    captured = capsys.readouterr()
+    assert status == 0, captured.out + captured.err
+    assert "0 fail" in captured.out and "usage" not in captured.err
