@@ -201,14 +201,21 @@ class _Lightening:
         """End the pass (complete or cut short); return what the next
         pass needs."""
         self._settle()
-        after, log = self.after, self._log
+        after, log, turns = self.after, self._log, self._turns
+        # A turn's span covers the log entries of the turns after it, so
+        # the turns between two logged ones share a span: set per run of
+        # turns (the earliest turn of a job seen twice is set last).
         first, last, k = INF, -INF, len(log) - 1
-        for p in range(len(self._turns) - 1, -1, -1):
-            while k >= 0 and log[k][0] > p:
+        hi = len(turns)
+        while hi > 0:
+            lo = max(log[k][0], 0) if k >= 0 else 0
+            if lo < hi:
+                after.update(dict.fromkeys(turns[lo:hi], (first, last)))
+            while k >= 0 and log[k][0] >= lo:
                 first = min(first, log[k][1])
                 last = max(last, log[k][2])
                 k -= 1
-            after[self._turns[p]] = (first, last)
+            hi = lo
         # Jobs a pass cut short did not reach: their last turn was before.
         begin_first, begin_last = self.since_begin
         for jobid, (first, last) in self._before.items():
