@@ -35,7 +35,12 @@ from flux.job import JobID  # noqa: E402
 from flux.resource import Rv1Set  # noqa: E402
 from flux.resource.Rv1Pool import ResourceRequest  # noqa: E402
 
-from mock_broker.jobmanager.jobs import idset_members, ranks_of  # noqa: E402
+from mock_broker.jobmanager.jobs import (  # noqa: E402
+    IdsOutOfRange,
+    R_lite_entries,
+    idset_members,
+    ranks_of,
+)
 from mock_broker.runtime.observer import BrokerObserver  # noqa: E402
 
 
@@ -68,15 +73,51 @@ T_ESTIMATE_TOLERANCE = 1.0
 PENDING_KEYS = ("t_estimate", "reason_pending")
 
 
-def _rank_children(R: dict) -> dict[int, tuple[frozenset, frozenset]]:
+class _Nonexistent(ValueError):
+    """R names ranks, cores or GPUs beyond the machine (the text says which)."""
+
+
+def _rank_children(R: dict, machine=None) -> dict[int, tuple[frozenset, frozenset]]:
+    """Rank -> (cores, gpus) of an Rv1 object.
+
+    With *machine*, ranks, cores and GPUs are bounded by it before they
+    are expanded: beyond it, :class:`_Nonexistent` says which (for cores
+    and GPUs, beyond every node of the machine).  An R that cannot be
+    read raises :class:`ValueError` or :class:`TypeError`.
+    """
+    rank_bound = core_bound = gpu_bound = None
+    if machine is not None:
+        rank_bound = machine.size
+        core_bound = max(g.cores for g in machine.groups)
+        gpu_bound = max(g.gpus for g in machine.groups)
     held: dict[int, tuple[frozenset, frozenset]] = {}
-    for entry in (R.get("execution") or {}).get("R_lite", []):
+    for entry in R_lite_entries(R):
+        try:
+            ranks = idset_members(entry.get("rank", ""), rank_bound)
+        except IdsOutOfRange as exc:
+            raise _Nonexistent(f"ranks {exc.outside} that do not exist") from None
         children = entry.get("children") or {}
-        cores = idset_members(children.get("core", ""))
-        gpus = idset_members(children.get("gpu", ""))
-        for rank in idset_members(entry.get("rank", "")):
+        if not isinstance(children, dict):
+            raise ValueError(f"rank {_ranks_text(ranks)}: children is not an object")
+        cores = _children_of(children, "core", core_bound, ranks)
+        gpus = _children_of(children, "gpu", gpu_bound, ranks)
+        for rank in ranks:
             held[rank] = (cores, gpus)
     return held
+
+
+def _children_of(children: dict, kind: str, bound, ranks) -> frozenset:
+    try:
+        return idset_members(children.get(kind, ""), bound)
+    except IdsOutOfRange as exc:
+        raise _Nonexistent(
+            f"{kind}s {exc.outside} on ranks {_ranks_text(ranks)}, which no node has"
+        ) from None
+
+
+def _ranks_text(ranks) -> str:
+    """Ranks (a set of ids) as an RFC 22 string, for a message."""
+    return str(IDset(sorted(ranks)))
 
 
 class _JobName:
@@ -342,13 +383,17 @@ class Referee(BrokerObserver):
             )
             ok = False
         try:
-            children = _rank_children(R)
-            self._checked[job.id] = children
+            children = _rank_children(R, self.broker.machine)
+        except _Nonexistent as exc:
+            # Found on the parsed ranges: such an R may name billions of ids.
+            self.violation("R-nonexistent-resources", f"{job.f58}: R uses {exc}")
+            return False
         except (ValueError, TypeError) as exc:
             self.violation(
                 "R-does-not-match-request", f"{job.f58}: R unreadable: {exc}"
             )
             return False
+        self._checked[job.id] = children
         resources = self.broker.resources
         missing = set(children) - resources.existing
         if missing:
@@ -470,13 +515,23 @@ class Referee(BrokerObserver):
                 + ", ".join(f"sched.{k}" for k in stale)
                 + " still set (left over from while it was pending)",
             )
-        children = self._checked.pop(job.id, None) or _rank_children(job.R)
+        children = self._checked.pop(job.id, None)
+        if children is None:
+            try:
+                children = _rank_children(job.R, self.broker.machine)
+            except (ValueError, TypeError):
+                # Judged at SUCCESS already; an unreadable R holds nothing.
+                children = {}
         for rank, held in children.items():
             self._held.setdefault(rank, {})[job.id] = held
 
     def free_sent(self, jobid: int, R: dict, final: bool) -> None:
         self._checked.pop(jobid, None)
-        for rank in ranks_of(R):
+        try:
+            ranks = ranks_of(R, self.broker.machine.size)
+        except (ValueError, TypeError):
+            ranks = list(self._held)  # the job held nothing readable there
+        for rank in ranks:
             owners = self._held.get(rank)
             if owners is not None:
                 owners.pop(jobid, None)

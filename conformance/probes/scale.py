@@ -34,7 +34,7 @@ import time
 
 from conformance.findings import Finding
 from conformance.probes import ProbeContext, probe
-from mock_broker.jobmanager.jobs import ranks_of
+from mock_broker.jobmanager.jobs import R_lite_entries, idset_members
 from mock_broker.jobspec import make_jobspec
 from mock_broker.machine import Machine
 
@@ -298,20 +298,21 @@ def _utilization(table, span: float) -> float:
     for job in table.jobs.values():
         if job.R is None or job.t_run is None or job.t_end is None:
             continue
-        cores = 0
-        for entry in (job.R.get("execution") or {}).get("R_lite", []):
-            ncores = _count((entry.get("children") or {}).get("core", ""))
-            cores += ncores * len(ranks_of({"execution": {"R_lite": [entry]}}))
-        used += cores * (job.t_end - job.t_run)
+        used += _cores_held(job.R) * (job.t_end - job.t_run)
     return used / (NODES * CORES * span)
 
 
-def _count(idset: str) -> int:
-    total = 0
-    for part in filter(None, idset.split(",")):
-        lo, _, hi = part.partition("-")
-        total += int(hi or lo) - int(lo) + 1
-    return total
+def _cores_held(R) -> int:
+    """Cores of the machine an R names (0 if it cannot be read: the
+    referee fails such an R, and a statistic must not crash on it)."""
+    try:
+        return sum(
+            len(idset_members((entry.get("children") or {}).get("core", ""), CORES))
+            * len(idset_members(entry.get("rank", ""), NODES))
+            for entry in R_lite_entries(R)
+        )
+    except (ValueError, TypeError, AttributeError):
+        return 0
 
 
 def _scheduler_stats(broker, link) -> dict:

@@ -47,7 +47,13 @@ class Housekeeping:
         """A job ended: release its R by its plan, the broker's
         ``release_after``, or all at once."""
         plan = job.release
-        ranks = sorted(ranks_of(job.R))
+        try:
+            ranks = sorted(ranks_of(job.R, self.broker.machine.size))
+        except (ValueError, TypeError):
+            # flux-core's housekeeping cannot parse such an R either, and
+            # returns it to the scheduler at once in one final free.
+            self.jm.send_free(job, job.R, final=True)
+            return
         if plan is None and self.jm.release_after is not None and len(ranks) > 1:
             # The first rank goes at once, then one every release_after s.
             plan = [[self.jm.release_after * i, [r]] for i, r in enumerate(ranks)]

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import copy
 import errno
+import math
 
 from flux.idset import IDset
 from flux.job import JobID
@@ -64,6 +65,21 @@ def _alloc_payload(job: Job) -> str:
     return f'{head[:-1]},"jobspec":{job.jobspec_text}}}'
 
 
+def _expiration_of(R: dict) -> float:
+    """R's ``execution.expiration``, or 0 (none) when the scheduler's R
+    gives no usable one: what it says is judged by the referee, and the
+    job still ends by its runtime."""
+    execution = R.get("execution")
+    value = execution.get("expiration") if isinstance(execution, dict) else None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return 0.0
+    try:
+        value = float(value)
+    except OverflowError:  # an integer beyond any float
+        return 0.0
+    return value if math.isfinite(value) else 0.0
+
+
 class JobManager:
     """The job-manager end of RFC 27."""
 
@@ -99,10 +115,19 @@ class JobManager:
         held: dict[int, int] = {}
         for job in self.jobs.values():
             if job.has_resources and not self.housekeeping.holds(job.id):
-                for rank in ranks_of(job.R):
+                for rank in self.ranks_held(job):
                     held[rank] = job.id
         held.update(self.housekeeping.held_ranks())
         return held
+
+    def ranks_held(self, job: Job) -> set[int]:
+        """The ranks of the machine that *job*'s R names.  The scheduler
+        wrote R: ranks beyond the machine are not expanded, and an R that
+        cannot be read holds none (the referee judges it at SUCCESS)."""
+        try:
+            return ranks_of(job.R, self.broker.machine.size)
+        except (ValueError, TypeError):
+            return set()
 
     # -- submission and user actions ----------------------------------------------
 
@@ -277,7 +302,9 @@ class JobManager:
 
     def _apply_expiration(self, job: Job, expiration: float) -> None:
         job.expiration = expiration
-        job.R["execution"]["expiration"] = expiration
+        execution = job.R.get("execution")
+        if isinstance(execution, dict):  # the scheduler's R may be anything
+            execution["expiration"] = expiration
         self.broker.kvs.put(f"{JobID(job.id).kvs}.R", job.R)
         if job.state == RUN:
             self._schedule_end(job)
@@ -526,8 +553,7 @@ class JobManager:
         job.has_resources = True
         job.state = RUN
         job.t_run = self.broker.now
-        execution = R.get("execution") or {}
-        job.expiration = float(execution.get("expiration") or 0.0)
+        job.expiration = _expiration_of(R)
         self.stats["started"] += 1
         self.broker.observer.job_started(job)
         self._schedule_end(job)

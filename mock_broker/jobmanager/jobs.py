@@ -84,25 +84,82 @@ def job_order(job: Job) -> tuple:
     return (-job.priority, job.t_submit, job.id)
 
 
+class IdsOutOfRange(ValueError):
+    """An idset names ids at or above a bound: ranks, cores or GPUs that the
+    machine does not have.  *outside* is the RFC 22 text of those ids,
+    computed on the parsed ranges (never expanded)."""
+
+    def __init__(self, outside: str, bound: int):
+        super().__init__(f"{outside} (not below {bound})")
+        self.outside = outside
+        self.bound = bound
+
+
 @functools.lru_cache(maxsize=4096)
 def _members_of_text(text: str) -> frozenset[int]:
     return frozenset(IDset(text))
 
 
-def idset_members(ids) -> frozenset[int]:
+def idset_members(ids, bound: int | None = None) -> frozenset[int]:
     """The ids of an RFC 22 idset: a string (parsed once, as R repeats the
     same few rank and core lists), or anything else ``IDset`` accepts.
-    Raises what ``IDset`` raises for what it cannot read."""
+
+    With *bound*, an idset that names an id at or above it raises
+    :class:`IdsOutOfRange` before any id is expanded: a module's R can
+    name a billion ranks in a dozen characters.  Raises what ``IDset``
+    raises for what it cannot read.
+    """
+    parsed = IDset(ids)  # ranges only; string decoding is cached
+    if bound is not None and parsed.count() and parsed.last() >= bound:
+        outside = parsed if bound <= 0 else parsed.copy().clear(0, bound - 1)
+        raise IdsOutOfRange(str(outside), bound)
     if isinstance(ids, str):
         return _members_of_text(ids)
-    return frozenset(IDset(ids))
+    return frozenset(parsed)
 
 
-def ranks_of(R: dict | None) -> set[int]:
-    """The broker ranks an Rv1 object covers."""
+def R_lite_entries(R) -> list[dict]:
+    """The ``execution.R_lite`` entries of an Rv1 object (none when R has no
+    ``execution`` or ``R_lite``).  R comes from a module: anything that is
+    not the objects and list of Rv1 raises :class:`ValueError`."""
+    if not isinstance(R, dict):
+        raise ValueError(f"R is {_json_type(R)}, not an object")
+    execution = R.get("execution")
+    if execution is None:
+        return []
+    if not isinstance(execution, dict):
+        raise ValueError(f"execution is {_json_type(execution)}, not an object")
+    entries = execution.get("R_lite")
+    if entries is None:
+        return []
+    if not isinstance(entries, list):
+        raise ValueError(f"execution.R_lite is {_json_type(entries)}, not an array")
+    for entry in entries:
+        if not isinstance(entry, dict):
+            raise ValueError(f"an R_lite entry is {_json_type(entry)}, not an object")
+    return entries
+
+
+def _json_type(value) -> str:
+    """How a JSON value is named in a message (never the value itself,
+    which a module may have made huge)."""
+    if isinstance(value, bool):
+        return "a boolean"
+    for kind, name in ((dict, "an object"), (list, "an array"), (str, "a string")):
+        if isinstance(value, kind):
+            return name
+    if isinstance(value, (int, float)):
+        return "a number"
+    return "null" if value is None else type(value).__name__
+
+
+def ranks_of(R: dict | None, bound: int | None = None) -> set[int]:
+    """The broker ranks an Rv1 object covers.  See :func:`idset_members`
+    for *bound*; an R that cannot be read raises :class:`ValueError` (or
+    :class:`TypeError`, from ``IDset``)."""
     ranks: set[int] = set()
     if not R:
         return ranks
-    for entry in (R.get("execution") or {}).get("R_lite", []):
-        ranks.update(idset_members(entry.get("rank", "")))
+    for entry in R_lite_entries(R):
+        ranks.update(idset_members(entry.get("rank", ""), bound))
     return ranks

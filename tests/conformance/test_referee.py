@@ -438,8 +438,7 @@ def test_assert_clean_lists_every_violation(make_broker):
         (
             "missing-core",
             "R-nonexistent-resources",
-            "{f58}: R uses cores [0, 1, 2, 3, 9] / gpus [] on rank 0, which has "
-            "4 cores, 0 gpus",
+            "{f58}: R uses cores 9 on ranks 0, which no node has",
             False,
         ),
     ],
@@ -456,3 +455,81 @@ def test_malformed_responses(make_broker, fault, kind, text, teardown):
     assert "sched.alloc (response)" in marked_line(v)
     stopped = [n for n in notes(b) if "scheduler interface stopped" in n]
     assert bool(stopped) == teardown
+
+
+@pytest.fixture
+def no_big_expansion(monkeypatch):
+    """Fail whatever expands an idset of more than a million ids (an R can
+    name 2**31 ranks in a dozen characters: minutes and gigabytes)."""
+    from flux.idset import IDset
+
+    real_iter, real_expand = IDset.__iter__, IDset.expand
+
+    def check(ids):
+        if len(ids) > 10**6:
+            raise AssertionError(f"expanded an idset of {len(ids)} ids")
+
+    monkeypatch.setattr(IDset, "__iter__", lambda s: check(s) or real_iter(s))
+    monkeypatch.setattr(IDset, "expand", lambda s: check(s) or real_expand(s))
+
+
+@pytest.mark.parametrize(
+    "fault, kind, text",
+    [
+        (
+            "huge-rank",
+            "R-nonexistent-resources",
+            "{f58}: R uses ranks 2-1215752191 that do not exist",
+        ),
+        (
+            "huge-core",
+            "R-nonexistent-resources",
+            "{f58}: R uses cores 4-2000000000 on ranks 0, which no node has",
+        ),
+        (
+            "huge-gpu",
+            "R-nonexistent-resources",
+            "{f58}: R uses gpus 0-2000000000 on ranks 0, which no node has",
+        ),
+        (
+            "negative-rank",
+            "R-does-not-match-request",
+            "{f58}: R unreadable: IDset(): Invalid argument: -1 (cannot parse '-1')",
+        ),
+        (
+            "entry-not-object",
+            "R-does-not-match-request",
+            "{f58}: R unreadable: an R_lite entry is a number, not an object",
+        ),
+        (
+            "children-list",
+            "R-does-not-match-request",
+            "{f58}: R unreadable: rank 0: children is not an object",
+        ),
+    ],
+)
+def test_R_the_kit_cannot_expand_or_read(
+    make_broker, no_big_expansion, fault, kind, text
+):
+    """Ranks, cores and GPUs beyond the machine are found on the parsed
+    ranges, an unreadable R is judged, and either way the job-manager runs
+    the job, frees R in one final sched.free and the scheduler carries on."""
+    b = make_broker(Machine.uniform(2, 4))
+    b.load(broken("SendsRaw"), [f"fault={fault}"])
+    jid = b.jobs.submit(whole_nodes(1), runtime=10)
+    b.run_for(1.0)
+    assert [(v.kind, v.text) for v in b.observer.violations] == [
+        (kind, text.format(f58=b.jobs.job(jid).f58))
+    ]
+    assert b.jobs.job(jid).state == "RUN"
+    assert set(b.jobs.allocated_ranks()) <= {0, 1}
+    # A scenario's rank check compares the ranges, and says what it found.
+    from conformance.scenarios.checks import _ranks
+
+    assert _ranks(b.jobs.job(jid), [1], 0.0).endswith(", expected 1")
+    b.run_for(20.0)
+    frees = [
+        (f["payload"]["id"], f["payload"]["final"]) for f in messages(b, "sched.free")
+    ]
+    assert frees == [(jid, True)]
+    assert b.jobs.job(jid).state == "INACTIVE"

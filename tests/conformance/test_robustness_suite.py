@@ -291,3 +291,23 @@ def test_scale_run_stops_near_the_runners_wall_budget():
     progress = scale._Progress(100, budget=1e6, probe_wall=1e-9)
     assert progress.check(arrived=1, done=0).startswith("stopped near")
     assert scale._Progress(100, budget=1e6, probe_wall=None).check(1, 0) is None
+
+
+def test_core_utilization_counts_only_what_the_machine_has():
+    """The scale statistic reads the scheduler's R: cores of the machine
+    are counted, and an R naming billions of ranks or no readable ranks
+    counts nothing instead of being expanded or crashing the probe."""
+
+    def R(*entries):
+        return {"version": 1, "execution": {"R_lite": list(entries)}}
+
+    assert scale._cores_held(R({"rank": "0-1", "children": {"core": "0-3"}})) == 8
+    assert (
+        scale._cores_held(R({"rank": "0-99999999999", "children": {"core": "0"}})) == 0
+    )
+    assert (
+        scale._cores_held(R({"rank": "0", "children": {"core": "0-2000000000"}})) == 0
+    )
+    assert scale._cores_held(R({"rank": "0", "children": {"core": "a-b"}})) == 0
+    assert scale._cores_held(R(7)) == 0
+    assert scale._cores_held({"execution": "x"}) == 0

@@ -136,6 +136,18 @@ class AnswersWithError(Placing):
         self.handle.respond_error(job.request._msg, errno.ENOMEM, "out of memory")
 
 
+#: SendsRaw faults that answer SUCCESS with this R_lite (committed first).
+_R_LITE_FAULTS = {
+    # a billion ranks in a dozen characters (the number is cut to 32 bits)
+    "huge-rank": [{"rank": "0-99999999999", "children": {"core": "0-3"}}],
+    "huge-core": [{"rank": "0", "children": {"core": "0-2000000000"}}],
+    "huge-gpu": [{"rank": "0", "children": {"core": "0-3", "gpu": "0-2000000000"}}],
+    "negative-rank": [{"rank": "-1", "children": {"core": "0-3"}}],
+    "entry-not-object": [7],
+    "children-list": [{"rank": "0", "children": ["core"]}],
+}
+
+
 class SendsRaw(Placing):
     """Answers the first request with a hand-made response: ``fault=NAME``."""
 
@@ -175,4 +187,8 @@ class SendsRaw(Placing):
         elif fault == "missing-core":
             R = alloc.to_dict()
             R["execution"]["R_lite"][0]["children"] = {"core": "0-3,9"}
+            job.request.success(R)
+        elif fault in _R_LITE_FAULTS:
+            R = alloc.to_dict()
+            R["execution"]["R_lite"] = _R_LITE_FAULTS[fault]
             job.request.success(R)
