@@ -70,7 +70,7 @@ def _load_python_module(target: str):
             ) from exc
         except Exception as exc:
             raise ModuleLoadError(
-                f"{stem}: error importing {path}: {type(exc).__name__}: {exc}"
+                f"{stem}: error importing {path}: {exception_text(exc)}"
             ) from exc
         sys.modules[unique] = module
         return stem, module
@@ -84,7 +84,7 @@ def _load_python_module(target: str):
         ) from exc
     except Exception as exc:
         raise ModuleLoadError(
-            f"{target}: error importing: {type(exc).__name__}: {exc}"
+            f"{target}: error importing: {exception_text(exc)}"
         ) from exc
     return target.rsplit(".", 1)[-1], module
 
@@ -136,9 +136,29 @@ def where_raised(exc: BaseException, file: str | None) -> str:
     return f"{frame.f_code.co_filename}:{line} in {frame.f_code.co_name}"
 
 
+def exception_text(exc: BaseException) -> str:
+    """``Type: message``, or ``Type`` when the message is empty.
+
+    The exception is the module's, and so is its ``__str__``: when that
+    raises or returns something odd, the text says so instead of raising
+    in the kit.  Only a KeyboardInterrupt goes through (Ctrl-C).
+    """
+    name = type(exc).__name__
+    if not isinstance(name, str):  # a metaclass may make __name__ anything
+        name = object.__repr__(type(exc))
+    try:
+        text = str(exc)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as inner:  # noqa: BLE001 - the module's __str__ failed
+        return f"{name} (its message could not be read: str() raised {type(inner).__name__})"
+    return f"{name}: {text}" if text else name
+
+
 def describe_raised(exc: BaseException, file: str | None) -> str:
-    """``Type: message at FILE:LINE in FUNCTION`` (see :func:`where_raised`)."""
-    what = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    """``Type: message at FILE:LINE in FUNCTION`` (see :func:`exception_text`
+    and :func:`where_raised`); never raises for a module's odd exception."""
+    what = exception_text(exc)
     where = where_raised(exc, file)
     return f"{what} at {where}" if where else what
 
@@ -251,7 +271,10 @@ class ModuleLink:
         if exc is None:
             return "ok"
         if self.logged_error and not self.callback_escaped:
-            return f"{exc or type(exc).__name__} after {self.logged_error}"
+            # (an exception without a message, e.g. flux-python's bare
+            # error stopping the reactor, is named by its type alone)
+            what = exception_text(exc).removeprefix(f"{type(exc).__name__}: ")
+            return f"{what} after {self.logged_error}"
         return describe_raised(exc, self.spec.file)
 
     def exit_trace(self) -> str:

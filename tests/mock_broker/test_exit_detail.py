@@ -75,3 +75,24 @@ def test_where_raised_prefers_the_modules_file_then_the_innermost_frame():
     assert "json" in where_raised(exc, "/no/such/file.py")
     assert where_raised(ValueError("x"), this) == ""  # never raised
     assert describe_raised(ValueError("x"), this) == "ValueError: x"
+
+
+UNPRINTABLE = "Unprintable (its message could not be read: str() raised ValueError)"
+
+
+def test_an_exception_whose_str_raises_is_described_by_its_type(make_broker):
+    broker = crash(make_broker, "UnprintableInSchedule")
+    where = f"{RAISING}:{line_of('raise Unprintable()  # in schedule')} in schedule"
+    assert exit_note(broker) == f"module exited: {UNPRINTABLE} at {where}"
+    violation = broker.observer.violations[0]
+    assert violation.kind == "module-exited"
+    assert violation.text.endswith(f"exited: {UNPRINTABLE} at {where}")
+
+
+def test_flux_pythons_handler_failing_on_such_an_exception_is_reported(make_broker):
+    # flux-python's alloc handler formats the exception to log it, and its
+    # __str__ raises there: the module exits with that error, as it would
+    # on a real broker, and the kit describes it.
+    broker = crash(make_broker, "UnprintableInAlloc")
+    where = f"{RAISING}:{line_of('no str for you')} in __str__"
+    assert exit_note(broker) == f"module exited: ValueError: no str for you at {where}"

@@ -137,6 +137,21 @@ def test_import_error_names_the_module_and_exception(make_broker, tmp_path):
     assert "no_such_dependency_xyz" in text
 
 
+def test_an_import_error_whose_str_raises_is_still_one_line(make_broker, tmp_path):
+    path = write(
+        tmp_path,
+        "unprintable.py",
+        "class Weird(Exception):\n"
+        "    def __str__(self):\n"
+        "        raise ValueError('no str for you')\n"
+        "raise Weird()\n",
+    )
+    assert load_error(make_broker(), path) == (
+        f"unprintable: error importing {path}: Weird (its message could not be "
+        "read: str() raised ValueError)"
+    )
+
+
 def test_no_entry_point(make_broker, tmp_path):
     path = write(tmp_path, "empty_sched.py", "X = 1\n")
     assert (

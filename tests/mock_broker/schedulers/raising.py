@@ -7,6 +7,8 @@ error, so only the log knows where it came from.
 which raises there; the report must still name this file's line.
 ``InterruptedInSchedule``: ``schedule()`` raises ``KeyboardInterrupt``, as
 a Ctrl-C landing inside a callback does.
+``UnprintableInSchedule``, ``UnprintableInAlloc``: raise an exception whose
+``__str__`` raises, uncaught and caught by flux-python's handler.
 """
 
 import json
@@ -32,3 +34,23 @@ class RaisesBelowItsOwnCode(Scheduler):
 class InterruptedInSchedule(Scheduler):
     def schedule(self):
         raise KeyboardInterrupt
+
+
+class Unprintable(Exception):
+    def __str__(self):
+        raise ValueError("no str for you")
+
+    __repr__ = __str__
+
+
+class UnprintableInSchedule(Scheduler):
+    def schedule(self):
+        raise Unprintable()  # in schedule
+
+
+class UnprintableInAlloc(Scheduler):
+    def alloc(self, request, jobid, priority, userid, t_submit, jobspec):
+        raise Unprintable()  # in alloc
+
+    def schedule(self):
+        pass
