@@ -358,7 +358,9 @@ class Referee(BrokerObserver):
         return True
 
     def _check_t_estimate(self, f58: _JobName, payload: dict) -> None:
-        sched = (payload.get("annotations") or {}).get("sched")
+        annotations = payload.get("annotations")
+        # (annotations that are not an object: flux-core ignores them)
+        sched = annotations.get("sched") if isinstance(annotations, dict) else None
         if not isinstance(sched, dict) or "t_estimate" not in sched:
             return
         problem = t_estimate_problem(

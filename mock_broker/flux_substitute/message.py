@@ -19,6 +19,8 @@ from __future__ import annotations
 import errno
 import fnmatch
 import json
+import math
+import re
 
 from mock_broker.flux_substitute import constants
 from mock_broker.flux_substitute._binding import errno_error
@@ -51,6 +53,56 @@ def encode_payload(payload) -> str | None:
     if isinstance(payload, str):
         return payload
     return COMPACT_JSON.encode(payload)
+
+
+def _refuse_constant(name: str):
+    raise ValueError(f"{name} is not JSON")
+
+
+def _int64(text: str) -> int:
+    value = int(text)
+    if not -(2**63) <= value < 2**63:
+        raise ValueError(f"integer of {len(text)} digits is too big (int64)")
+    return value
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise ValueError("real number overflow")
+    return value
+
+
+_STRICT_JSON = json.JSONDecoder(parse_constant=_refuse_constant)
+_CAREFUL_JSON = json.JSONDecoder(
+    parse_constant=_refuse_constant, parse_int=_int64, parse_float=_finite
+)
+# Only text with a long digit run or a 3-digit exponent can hold an integer
+# beyond int64 or a float that overflows: only that text pays for the hooks.
+_MAYBE_OUT_OF_RANGE = re.compile(r"[0-9]{19}|[eE][+-]?[0-9]{3}")
+
+
+def decode_payload(text: str):
+    """Decode payload text as flux-core does (jansson's ``json_loads``), for
+    the broker's side of a message.
+
+    Python's ``json`` reads more than jansson: ``NaN`` and ``Infinity``,
+    integers of any size, ``1e400`` as infinity, a bare number or string,
+    nesting of any depth (up to Python's recursion limit).
+    jansson refuses each of these, so a payload a module wrote that way
+    fails ``flux_msg_unpack()`` in flux-core: here it raises
+    :class:`ValueError` (a ``json.JSONDecodeError`` for plain syntax errors).
+    """
+    decoder = _CAREFUL_JSON if _MAYBE_OUT_OF_RANGE.search(text) else _STRICT_JSON
+    try:
+        value = decoder.decode(text)
+    except RecursionError:
+        # jansson stops at 2048 levels (JSON_PARSER_MAX_DEPTH), Python's
+        # decoder near its recursion limit: too deep either way
+        raise ValueError("maximum parsing depth reached") from None
+    if not isinstance(value, (dict, list)):
+        raise ValueError("'[' or '{' expected: a payload is an object or an array")
+    return value
 
 
 class Message:
@@ -141,13 +193,15 @@ class Message:
 
         In a module's message handler this is ``json.loads(payload_str)``
         on every access, as in flux-python, so a message without payload
-        raises :class:`TypeError`.  Elsewhere (the broker's side) the
-        decoded payload is cached and None stands for no payload.
+        raises :class:`TypeError`.  Elsewhere (the broker's side) it is
+        decoded as flux-core would (:func:`decode_payload`, which raises
+        :class:`ValueError` for what jansson refuses), the decoded payload
+        is cached and None stands for no payload.
         """
         if self._module_side:
             return json.loads(self.payload_str)
         if self._payload is None and self.payload_str:
-            self._payload = json.loads(self.payload_str)
+            self._payload = decode_payload(self.payload_str)
         return self._payload
 
     @payload.setter

@@ -80,6 +80,26 @@ def _expiration_of(R: dict) -> float:
     return value if math.isfinite(value) else 0.0
 
 
+def _is_integer(value) -> bool:
+    """A JSON integer: jansson's ``I`` and ``i`` take no boolean."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _alloc_response_problem(p) -> str | None:
+    """Why flux-core's ``flux_msg_unpack(msg, "{s:I s:i s?s s?o s?o}", "id",
+    "type", "note", "annotations", "R")`` fails for payload *p*, or None."""
+    if not isinstance(p, dict):
+        return "the payload is not a JSON object"
+    for key in ("id", "type"):
+        if key not in p:
+            return f"no {key}"
+        if not _is_integer(p[key]):
+            return f"{key} is not an integer"
+    if p.get("note") is not None and not isinstance(p["note"], str):
+        return "note is not a string"
+    return None
+
+
 class JobManager:
     """The job-manager end of RFC 27."""
 
@@ -370,7 +390,9 @@ class JobManager:
     # -- the scheduler interface ------------------------------------------------------
 
     def hello(self, link, msg) -> None:
-        partial_ok = bool((msg.payload or {}).get("partial-ok", False))
+        # flux-core unpacks "{s?b}" and, failing that, goes on without it:
+        # only JSON true asks for partial-ok
+        partial_ok = (msg.payload or {}).get("partial-ok") is True
         if not msg.flags & 2:  # FLUX_RPC_STREAMING
             self.broker.respond_error(link, msg, errno.EPROTO, "hello must stream")
             return
@@ -401,7 +423,7 @@ class JobManager:
         mode = p.get("mode")
         if mode == "limited":
             limit = p.get("limit")
-            if not isinstance(limit, int) or limit <= 0:
+            if not _is_integer(limit) or limit <= 0:
                 self.broker.respond_error(link, msg, errno.EPROTO, "bad limit")
                 return
             self.limit = limit
@@ -447,14 +469,17 @@ class JobManager:
             return
         try:
             p = msg.payload
-            jobid = p["id"]
-            kind = p["type"]
-            if not isinstance(jobid, int) or not isinstance(kind, int):
-                raise TypeError
-        except (TypeError, KeyError, ValueError):
-            observer.incident("malformed-response", "unparsable alloc response")
+        except ValueError as exc:
+            problem = f"the payload is not JSON flux-core reads ({exc})"
+        else:
+            problem = _alloc_response_problem(p)
+        if problem is not None:
+            observer.incident(
+                "malformed-response", f"unparsable alloc response: {problem}"
+            )
             self._teardown("alloc response error")
             return
+        jobid, kind = p["id"], p["type"]
         known = self.jobs.get(jobid)
         job = known if known is not None and known.alloc_pending else None
         if not observer.alloc_response(jobid, kind, p, known, job):
@@ -479,7 +504,9 @@ class JobManager:
                 return
             self.sent.discard(job)
             job.alloc_pending = False
-            if "annotations" in p:
+            # flux-core logs annotations that are not an object (EINVAL)
+            # and starts the job all the same
+            if isinstance(p.get("annotations"), dict):
                 self._update_annotations(job, p["annotations"])
             self._start(job, R)
             self._dirty = True
@@ -516,12 +543,28 @@ class JobManager:
     def raise_request(self, link, msg) -> None:
         """``job-manager.raise`` from a module (``job_raise_async``)."""
         p = msg.payload or {}
-        job = self.jobs.get(p.get("id"))
+        # flux-core unpacks "{s:I s:i s:s s?s s?i}" (id, severity, type,
+        # note, wait_status) and checks the severity, or answers EPROTO
+        note = p.get("note", "")
+        if (
+            not _is_integer(p.get("id"))
+            or not _is_integer(p.get("severity"))
+            or not isinstance(p.get("type"), str)
+            or not isinstance(note, str)
+        ):
+            self.broker.respond_error(link, msg, errno.EPROTO, "malformed request")
+            return
+        severity = p["severity"]
+        if not 0 <= severity <= 7:
+            self.broker.respond_error(
+                link, msg, errno.EPROTO, "invalid exception severity"
+            )
+            return
+        job = self.jobs.get(p["id"])
         if job is None:
             self.broker.respond_error(link, msg, errno.ENOENT, "unknown job")
             return
-        severity = int(p.get("severity", 0))
-        job.exceptions.append((p.get("type", ""), severity, p.get("note", "")))
+        job.exceptions.append((p["type"], severity, note))
         self.broker.transcript.note(
             "event",
             "job-manager",
@@ -529,7 +572,7 @@ class JobManager:
         )
         self.broker.respond(link, msg, {})
         if severity == 0:
-            self._fatal_exception(job, p.get("type", "exception"), p.get("note", ""))
+            self._fatal_exception(job, p["type"], note)
 
     # -- annotations -----------------------------------------------------------------
 

@@ -70,6 +70,20 @@ class BrokerLivelock(BrokerStalled):
     each other forever at one instant."""
 
 
+def _unpack_problem(msg: Message) -> str | None:
+    """Why a request's payload is not the JSON object the broker's services
+    unpack (flux-core answers such a request EPROTO), or None."""
+    if msg.payload_str is None:
+        return None
+    try:
+        payload = msg.payload
+    except ValueError as exc:
+        return f"{msg.topic}: payload is not JSON flux-core reads: {exc}"
+    if payload is not None and not isinstance(payload, dict):
+        return f"{msg.topic}: payload is not a JSON object"
+    return None
+
+
 class MockBroker:
     """A deterministic, virtual-time Flux broker for one instance.
 
@@ -271,7 +285,12 @@ class MockBroker:
             seq = self.transcript.message(link.name, "broker", msg)
             handler = self._handlers.get(msg.topic)
             if handler is not None:
-                handler(link, msg)
+                problem = _unpack_problem(msg)
+                if problem is None:
+                    handler(link, msg)
+                else:
+                    # flux_request_unpack() fails: the service answers EPROTO
+                    self.respond_error(link, msg, errno.EPROTO, problem)
             else:
                 self.observer.note_seq(seq)
                 self.respond_error(link, msg, errno.ENOSYS, f"{msg.topic}: no service")
@@ -348,7 +367,10 @@ class MockBroker:
             raise TimeoutError(f"{link.name} did not answer {topic} in {timeout}s")
         if box[0].errnum:
             raise OSError(box[0].errnum, box[0].errstr or "")
-        return box[0].payload
+        try:
+            return box[0].payload
+        except ValueError as exc:  # flux_rpc_get_unpack() fails with EPROTO
+            raise OSError(errno.EPROTO, f"{topic} response: {exc}") from None
 
     def feasibility_check(self, jobspec: dict) -> str | None:
         """Ask the scheduler whether *jobspec* could ever run

@@ -407,6 +407,54 @@ def test_assert_clean_lists_every_violation(make_broker):
 
 
 @pytest.mark.parametrize(
+    "fault, why",
+    [
+        ("nan-text", "the payload is not JSON flux-core reads (NaN is not JSON)"),
+        (
+            "huge-float-text",
+            "the payload is not JSON flux-core reads (real number overflow)",
+        ),
+        (
+            "huge-id",
+            "the payload is not JSON flux-core reads (integer of 20 digits is too "
+            "big (int64))",
+        ),
+        ("bool-id", "id is not an integer"),
+        ("bool-type", "type is not an integer"),
+        ("note-not-string", "note is not a string"),
+        ("payload-list", "the payload is not a JSON object"),
+    ],
+)
+def test_responses_jansson_refuses_are_malformed(make_broker, fault, why):
+    """What flux-core's flux_msg_unpack() refuses ends the interface as a
+    malformed response, though Python's json reads it: nothing of it is
+    taken for a job (``"id": true`` is not job 1) or sent back in sched.free."""
+    b = make_broker(Machine.uniform(2, 4))
+    b.load(broken("SendsRaw"), [f"fault={fault}"])
+    jid = b.jobs.submit(whole_nodes(1), runtime=10)
+    b.run()
+    assert [(v.kind, v.text) for v in b.observer.violations] == [
+        ("malformed-response", f"unparsable alloc response: {why}")
+    ]
+    assert "sched.alloc (response)" in marked_line(b.observer.violations[0])
+    assert "scheduler interface stopped: alloc response error" in notes(b)
+    assert messages(b, "sched.free") == []
+    job = b.jobs.job(jid)
+    assert (job.state, job.alloc_pending, job.R) == ("SCHED", False, None)
+
+
+def test_success_with_annotations_that_are_no_object_starts_the_job(make_broker):
+    # flux-core logs them (EINVAL) and starts the job all the same
+    b = make_broker(Machine.uniform(2, 4))
+    b.load(broken("SendsRaw"), ["fault=annotations-list"])
+    jid = b.jobs.submit(whole_nodes(1), runtime=10)
+    b.run()
+    assert b.observer.violations == []
+    job = b.jobs.job(jid)
+    assert (job.result, job.annotations) == ("completed", None)
+
+
+@pytest.mark.parametrize(
     "fault, kind, text, teardown",
     [
         ("unknown-type", "unknown-response-type", "{f58}: alloc response type 7", True),
@@ -416,7 +464,7 @@ def test_assert_clean_lists_every_violation(make_broker):
             "alloc response for {other}, which is no job",
             False,
         ),
-        ("no-id", "malformed-response", "unparsable alloc response", True),
+        ("no-id", "malformed-response", "unparsable alloc response: no id", True),
         (
             "empty-annotate",
             "annotate-without-annotations",

@@ -188,6 +188,23 @@ class SendsRaw(Placing):
             R = alloc.to_dict()
             R["execution"]["R_lite"][0]["children"] = {"core": "0-3,9"}
             job.request.success(R)
+        elif fault == "nan-text":
+            # raw text, as a module may send it: Python's json reads NaN
+            self.handle.respond(msg, f'{{"id":{jobid},"type":0,"R":{{"x":NaN}}}}')
+        elif fault == "huge-float-text":
+            self.handle.respond(msg, f'{{"id":{jobid},"type":0,"R":{{"x":1e400}}}}')
+        elif fault == "huge-id":
+            self.handle.respond(msg, {"id": 2**64, "type": 0, "R": alloc.to_dict()})
+        elif fault == "bool-id":
+            self.handle.respond(msg, {"id": True, "type": 0, "R": alloc.to_dict()})
+        elif fault == "bool-type":
+            self.handle.respond(msg, {"id": jobid, "type": True})
+        elif fault == "note-not-string":
+            self.handle.respond(msg, {"id": jobid, "type": 2, "note": {"a": [1]}})
+        elif fault == "payload-list":
+            self.handle.respond(msg, [jobid, 0])
+        elif fault == "annotations-list":
+            self.alloc_success(msg, alloc.to_dict(), [1])
         elif fault in _R_LITE_FAULTS:
             R = alloc.to_dict()
             R["execution"]["R_lite"] = _R_LITE_FAULTS[fault]
