@@ -27,7 +27,6 @@ it (ANNOTATE and SUCCESS payloads): ``policy.conservative-t-estimate``.
 
 from __future__ import annotations
 
-import json
 import math
 import random
 from bisect import bisect_right
@@ -37,6 +36,7 @@ from conformance.findings import Finding
 from conformance.policy import textbook
 from conformance.policy.textbook import Queued, Running, WorkloadJob
 from conformance.probes import Probe, ProbeContext, add_probe
+from mock_broker.flux_substitute.message import decode_payload
 
 #: Jobs in a random workload; nodes of its machines.
 RANDOM_JOBS = 240
@@ -239,6 +239,15 @@ def run_workload(ctx: ProbeContext, workload: Workload):
     return broker, _records(broker, ids)
 
 
+def _is_time(value) -> bool:
+    """A finite number (JSON true is no time)."""
+    return (
+        isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+    )
+
+
 def _records(broker, ids: dict[int, WorkloadJob]) -> list[Record]:
     epoch = broker.clock.epoch
     records = {}
@@ -252,20 +261,24 @@ def _records(broker, ids: dict[int, WorkloadJob]) -> list[Record]:
     for e in broker.transcript.entries():
         if e.kind != "msg" or not e.topic.startswith("sched.alloc"):
             continue
+        # The scheduler wrote the responses: only what the job-manager
+        # reads counts (no boolean id, no NaN), and any shape is skipped.
         try:
-            p = json.loads(e.text)
-            rec = records.get(p["id"])
-        except (ValueError, TypeError, KeyError):
+            p = decode_payload(e.text)
+        except (ValueError, TypeError):
             continue
-        if rec is None:
+        jobid = p.get("id") if isinstance(p, dict) else None
+        if type(jobid) is not int or jobid not in records:
             continue
+        rec = records[jobid]
         if e.topic == "sched.alloc":
             sent[rec.jobid] = e.time
             continue
         kind = p.get("type")
-        sched = (p.get("annotations") or {}).get("sched")
+        annotations = p.get("annotations")
+        sched = annotations.get("sched") if isinstance(annotations, dict) else None
         est = sched.get("t_estimate") if isinstance(sched, dict) else None
-        if rec.estimate is None and isinstance(est, (int, float)):
+        if rec.estimate is None and _is_time(est):
             rec.estimate = (e.time, est - epoch, e.seq)
         if kind in (0, 2, 3) and rec.jobid in sent:
             rec.requests.append((sent.pop(rec.jobid), e.time))

@@ -581,3 +581,25 @@ def test_R_the_kit_cannot_expand_or_read(
     ]
     assert frees == [(jid, True)]
     assert b.jobs.job(jid).state == "INACTIVE"
+
+
+@pytest.mark.parametrize(
+    "fault, answered", [("bool-id", False), ("annotations-list", True)]
+)
+def test_the_policy_suite_reads_responses_as_the_job_manager_does(
+    make_broker, fault, answered
+):
+    """The policy suite reads alloc responses back from the transcript:
+    ``"id": true`` is not job 1 (the first job's id is 1), and annotations
+    that are no object are skipped, not a crash of the probe."""
+    from conformance.policy.textbook import WorkloadJob
+    from conformance.probes import policy
+
+    b = make_broker(Machine.uniform(2, 4))
+    b.load(broken("SendsRaw"), [f"fault={fault}"])
+    jid = b.jobs.submit(whole_nodes(1), runtime=10)
+    b.run()
+    assert jid == 1
+    [rec] = policy._records(b, {jid: WorkloadJob("a", 0.0, 1, 10.0, 10.0)})
+    assert (rec.success_seq is not None) == answered
+    assert rec.requests == [(0.0, 0.0 if answered else None)]
