@@ -34,7 +34,13 @@ verdict at all: what the probe saw was a consequence.
 ``memory_mb``
     The child's address-space limit, ``RLIMIT_AS`` (``robust.memory``).
 
-The child's protocol is described in :mod:`conformance.worker`.
+.. rubric:: Processes
+
+The runner starts a keeper (:mod:`conformance.keeper`), which starts the
+worker (:mod:`conformance.worker`): the module's ``os.getppid()`` is the
+keeper, whose death, stop or signals the runner reports as the probe's
+``robust.no-crash``.  The child's protocol is described in
+:mod:`conformance.worker`.
 """
 
 from __future__ import annotations
@@ -55,6 +61,7 @@ from pathlib import Path
 
 from conformance.clauses import GENERIC_CLAUSES
 from conformance.findings import Finding, failed, passed
+from conformance.keeper import descendants
 
 #: Real seconds a new child may take to import the kit and say it is ready.
 STARTUP_TIMEOUT = 60.0
@@ -64,6 +71,8 @@ STACK_DUMP_WAIT = 1.0
 EXIT_GRACE = 2.0
 #: Characters of the child's log quoted as evidence.
 LOG_TAIL = 8000
+#: Longest result line read from the worker (bytes); longer is garbled.
+MAX_LINE = 64 << 20
 
 _TIMEOUT = object()
 _FRAME = re.compile(r'File "([^"]+)", line (\d+),? in (\S+)')
@@ -92,30 +101,41 @@ class ProbeOutcome:
 
 
 class _ChildGone(Exception):
-    """The child closed its end (it died, or is dying)."""
+    """The child closed its end (it died, or is dying).  ``report`` is the
+    keeper's exit report (:mod:`conformance.keeper`) if it came first;
+    ``garbled`` the start of a result line that was not a JSON object."""
+
+    def __init__(self, why: str, report: dict | None = None, garbled=None):
+        super().__init__(why)
+        self.report, self.garbled = report, garbled
 
 
-def _child_env() -> dict:
+def _child_env(scratch: str | None = None) -> dict:
     """The parent's environment; unbuffered output (so the log tail is
     complete at a death), few malloc arenas (address space is budgeted),
-    and the kit importable even from a source tree."""
+    the kit importable even from a source tree, and hypothesis's files
+    (its constants cache) in *scratch*, never in the user's folder."""
     root = str(Path(__file__).resolve().parents[1])
     env = dict(os.environ, PYTHONUNBUFFERED="1", MALLOC_ARENA_MAX="2")
     env.pop("PYTHONFAULTHANDLER", None)
     path = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
     env["PYTHONPATH"] = os.pathsep.join(path + [root])
+    if scratch is not None:
+        env["HYPOTHESIS_STORAGE_DIRECTORY"] = os.path.join(scratch, "hypothesis")
     return env
 
 
-def _spawn(args: list[str], pass_fds, log) -> subprocess.Popen:
+def _spawn(args: list[str], pass_fds, log, scratch=None) -> subprocess.Popen:
+    """Start the keeper (:mod:`conformance.keeper`), which starts the worker
+    with *args*: the module's parent process is the keeper, not the kit."""
     return subprocess.Popen(
-        [sys.executable, "-m", "conformance.worker", *args],
+        [sys.executable, "-m", "conformance.keeper", *args],
         stdin=subprocess.DEVNULL,
         stdout=log,
         stderr=log,
         pass_fds=pass_fds,
         start_new_session=True,  # its own group: no terminal Ctrl-C, killpg
-        env=_child_env(),
+        env=_child_env(scratch),
     )
 
 
@@ -131,23 +151,47 @@ def _exited(proc: subprocess.Popen) -> bool:
         return True
 
 
-def _end(proc: subprocess.Popen | None, grace: float = 0.0) -> int | None:
-    """Give *proc* *grace* seconds to exit, SIGKILL its process group (it,
-    and anything it left running), reap it and return its status."""
+def _end(
+    proc: subprocess.Popen | None, grace: float = 0.0, worker: int | None = None
+) -> int | None:
+    """Give *proc* (a keeper) *grace* seconds to exit, SIGKILL its process
+    group and the *worker*'s (they, and anything they left running), reap
+    it and return its status."""
     if proc is None:
         return None
     deadline = time.perf_counter() + grace
     while not _exited(proc) and time.perf_counter() < deadline:
         time.sleep(0.02)
     if proc.returncode is None:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except OSError:
-            pass
+        # The worker and what the module started (the keeper's descendants,
+        # in whatever group or session), then the groups, then the keeper.
+        doomed = set(descendants(proc.pid))
+        if worker:
+            doomed.add(worker)
+        for pid in doomed:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        for group in (worker, proc.pid):
+            try:
+                if group and os.getpgid(group) == group:
+                    os.killpg(group, signal.SIGKILL)
+            except OSError:
+                pass
     try:
         return proc.wait(timeout=30)
     except subprocess.TimeoutExpired:  # unkillable (D state): left to init
         return None
+
+
+def _stopped(pid: int) -> bool:
+    """True if *pid* is stopped (a stop signal; not a debugger's trace)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rpartition(b")")[2].split()[:1] == [b"T"]
+    except OSError:
+        return False
 
 
 def _status(code: int | None) -> str:
@@ -182,23 +226,37 @@ def _located(tail: str, target: str) -> str:
 
 class _Lines:
     """JSON lines read from a child's pipe, with deadlines.  A child that
-    exited counts as gone even if a process it forked holds the pipe."""
+    exited counts as gone even if a process it forked holds the pipe.
+    Reading is linear in the bytes read, and a line longer than
+    :data:`MAX_LINE` is garbled."""
 
     def __init__(self, fd: int, proc: subprocess.Popen):
-        self.fd, self.buf, self.proc = fd, b"", proc
+        self.fd, self.buf, self.proc = fd, bytearray(), proc
+        self.scanned = 0  # bytes of buf known to hold no newline
         self.poll = select.poll()
         self.poll.register(fd, select.POLLIN)
 
     def read(self, deadline: float):
-        """The next object, :data:`_TIMEOUT`, or raise :class:`_ChildGone`."""
+        """The next object, :data:`_TIMEOUT`, or raise :class:`_ChildGone`
+        (with the keeper's exit report, or the garbled line)."""
         while True:
-            line, nl, rest = self.buf.partition(b"\n")
-            if nl:
-                self.buf = rest
+            nl = self.buf.find(b"\n", self.scanned)
+            if nl >= 0:
+                line = bytes(self.buf[:nl])
+                del self.buf[: nl + 1]
+                self.scanned = 0
                 try:
-                    return json.loads(line)
-                except ValueError as exc:
-                    raise _ChildGone(f"garbled result line: {line[:200]!r}") from exc
+                    msg = json.loads(line)
+                except ValueError:
+                    msg = None
+                if not isinstance(msg, dict):
+                    raise _ChildGone("garbled", garbled=line[:200])
+                if msg.get("type") == "exit":
+                    raise _ChildGone("exited", report=msg)
+                return msg
+            self.scanned = len(self.buf)
+            if len(self.buf) > MAX_LINE:
+                raise _ChildGone("garbled", garbled=bytes(self.buf[:200]))
             remaining = deadline - time.perf_counter()
             if remaining <= 0:
                 return _TIMEOUT
@@ -241,7 +299,9 @@ class Runner:
         self.target, self.args = target, list(args)
         self.policy, self.seed, self.examples = policy, seed, examples
         self.budgets = budgets or Budgets()
-        self._proc: subprocess.Popen | None = None
+        self._proc: subprocess.Popen | None = None  # the keeper
+        self._worker: int | None = None  # its child, which runs the module
+        self._memory = False  # the worker reported a MemoryError this probe
         self._requests: int | None = None
         self._results: _Lines | None = None
         self._seq = 0
@@ -252,8 +312,8 @@ class Runner:
 
     @property
     def pid(self) -> int | None:
-        """The current child's process id (None between children)."""
-        return self._proc.pid if self._proc is not None else None
+        """The current worker's process id (None between workers)."""
+        return self._worker if self._proc is not None else None
 
     def run(self, probe_name: str) -> ProbeOutcome:
         """Run one probe in the child and judge the generic clauses."""
@@ -295,7 +355,7 @@ class Runner:
         args += ["--memory-mb", str(self.budgets.memory_mb)]
         try:
             with open(self._log, "wb") as log:
-                self._proc = _spawn(args, (req_r, res_w), log)
+                self._proc = _spawn(args, (req_r, res_w), log, self._dir)
         except BaseException:
             os.close(req_w)
             os.close(res_r)
@@ -304,27 +364,61 @@ class Runner:
             os.close(req_r)
             os.close(res_w)
         self._requests, self._results = req_w, _Lines(res_r, self._proc)
+        report = None
         try:
             msg = self._results.read(time.perf_counter() + STARTUP_TIMEOUT)
-        except _ChildGone:
-            msg = None
+        except _ChildGone as gone:
+            msg, report = None, gone.report
         if not isinstance(msg, dict) or msg.get("type") != "ready":
             code = self._drop(kill=True)
+            if report is not None:
+                code = report.get("status")
             raise RuntimeError(
                 f"the kit's worker process did not start ({_status(code)}):\n"
                 + self._tail(0)
             )
+        self._worker = msg.get("pid")
 
     def _drop(self, kill: bool) -> int | None:
-        """Forget the child: ask it to exit (EOF) or kill it; reap it."""
+        """Forget the child: ask the worker to exit (EOF) or kill it, and
+        return its status as the keeper reports it (None if the keeper
+        died or hung and was killed); the keeper is always reaped."""
+        report, _ = self._finish(kill)
+        return report.get("status") if report else None
+
+    def _finish(self, kill: bool) -> tuple[dict | None, int | None]:
+        """:meth:`_drop`, returning the keeper's exit report (None if it sent
+        none: it was killed, or it hung) and the keeper's own status."""
         proc, self._proc = self._proc, None
+        worker, self._worker = self._worker, None
+        results, self._results = self._results, None
         if self._requests is not None:
-            os.close(self._requests)
+            os.close(self._requests)  # EOF: a sound worker exits
             self._requests = None
-        if self._results is not None:
-            os.close(self._results.fd)
-            self._results = None
-        return _end(proc, 0.0 if kill else EXIT_GRACE)
+        if proc is None:
+            if results is not None:
+                os.close(results.fd)
+            return None, None
+        report, code = None, None
+        try:
+            if kill and worker and not _exited(proc):
+                try:
+                    os.kill(worker, signal.SIGKILL)  # the keeper reports it
+                except OSError:
+                    pass
+            end = time.perf_counter() + EXIT_GRACE
+            while results is not None and report is None:
+                try:
+                    if results.read(end) is _TIMEOUT:
+                        break
+                except _ChildGone as gone:
+                    report = gone.report
+                    break
+        finally:
+            if results is not None:
+                os.close(results.fd)
+            code = _end(proc, EXIT_GRACE if report else 0.0, worker)
+        return report, code
 
     def _log_size(self) -> int:
         try:
@@ -362,14 +456,16 @@ class Runner:
             "memory_mb": self.budgets.memory_mb,
         }
         t0 = time.perf_counter()
+        self._memory = False
         try:
             data = (json.dumps(request) + "\n").encode()
             view = memoryview(data)
             while view:
                 view = view[os.write(self._requests, view) :]
             msg = self._receive(t0 + wall)
-        except (_ChildGone, OSError):
-            findings = [self._died(name, offset)]
+        except (_ChildGone, OSError) as exc:
+            gone = exc if isinstance(exc, _ChildGone) else _ChildGone(str(exc))
+            findings = [self._died(name, offset, gone)]
             return ProbeOutcome(name, findings, time.perf_counter() - t0, {})
         if msg is _TIMEOUT:
             findings = [self._hung(name, wall, offset)]
@@ -379,6 +475,18 @@ class Runner:
             raise KeyboardInterrupt
         elapsed = time.perf_counter() - t0
         findings = [Finding.from_dict(d) for d in msg.get("findings", ())]
+        if _stopped(self._proc.pid):
+            # The module stopped its parent (SIGSTOP): the keeper can no
+            # longer reap or clean up after it.
+            text = (
+                "The worker's parent process (the kit's keeper, the module's "
+                "os.getppid()) was stopped during the probe (SIGSTOP or a "
+                "stop signal from the module); the worker and the keeper were "
+                "killed."
+            )
+            self._drop(kill=True)
+            findings = [failed("robust.no-crash", name, text)]
+            return ProbeOutcome(name, findings, elapsed, dict(msg.get("stats") or {}))
         if msg.get("type") == "fatal" or msg.get("recycle"):
             self._drop(kill=False)
         if not msg.get("isolation"):
@@ -389,16 +497,51 @@ class Runner:
     def _receive(self, deadline: float):
         while True:
             msg = self._results.read(deadline)
-            if msg is _TIMEOUT or msg.get("id") == self._seq:
+            if msg is _TIMEOUT:
                 return msg
+            if msg.get("id") != self._seq:
+                continue
+            if msg.get("type") == "memory":  # said before a result, or a death
+                self._memory = True
+                continue
+            return msg
 
-    def _died(self, probe: str, offset: int) -> Finding:
-        """The child ended before answering: robust.no-crash (or memory)."""
-        code = self._drop(kill=False)  # it is exiting: its status, else SIGKILL
+    def _died(self, probe: str, offset: int, gone: _ChildGone) -> Finding:
+        """The child ended before answering: robust.no-crash, or
+        robust.memory if the worker had reported a MemoryError (the log's
+        text, which the module can write, is not evidence of one)."""
+        # It is exiting: the keeper's report, else SIGKILL.
+        if gone.report:
+            report, keeper = gone.report, None
+            self._drop(kill=False)
+        else:
+            report, keeper = self._finish(kill=gone.garbled is not None)
         tail = self._tail(offset)
-        clause = "robust.memory" if "MemoryError" in tail else "robust.no-crash"
+        clause = "robust.memory" if self._memory else "robust.no-crash"
         where = _located(tail, self.target)
-        text = f"The worker process running the scheduler died{where}: {_status(code)}."
+        if gone.garbled is not None:
+            text = (
+                f"The worker process running the scheduler sent a garbled result "
+                f"line{where} ({gone.garbled!r}): the module tampered with the "
+                "kit's result channel (json, os.write or the worker's file "
+                "descriptors); the worker was killed."
+            )
+        elif report is None:
+            text = (
+                f"The worker's parent process (the kit's keeper, which the module "
+                f"sees as os.getppid()) {_status(keeper)[3:]} before the worker "
+                f"answered{where}: the module killed its parent or its process "
+                "group; the worker was killed."
+            )
+        elif report.get("cause"):
+            text = (
+                f"The worker's parent process (the kit's keeper, which the module "
+                f"sees as os.getppid()) received {report['cause']}{where}: the "
+                "module signalled its parent; the worker was killed."
+            )
+        else:
+            status = _status(report.get("status"))
+            text = f"The worker process running the scheduler died{where}: {status}."
         if not tail.strip():
             tail = "(the worker's log is empty)"
         return failed(clause, probe, text, traceback=tail)
@@ -408,7 +551,7 @@ class Runner:
         mark = self._log_size()
         proc = self._proc
         try:
-            os.kill(proc.pid, signal.SIGUSR1)
+            os.kill(self._worker, signal.SIGUSR1)
         except OSError:
             pass
         deadline = time.perf_counter() + STACK_DUMP_WAIT
@@ -458,7 +601,8 @@ def preflight(
         msg = None
     finally:
         os.close(res_r)
-        _end(proc)
+        # The worker exits once it has answered: the keeper then cleans up.
+        _end(proc, EXIT_GRACE if isinstance(msg, dict) else 0.0)
     if isinstance(msg, dict) and msg.get("error"):
         return str(msg["error"]).splitlines()[0]
     return None

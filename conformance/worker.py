@@ -25,6 +25,15 @@ the parent quotes as evidence.
   raises ``KeyboardInterrupt`` and the run ends as interrupted.
 * When the watchdog trips, the answer has ``"type": "fatal"`` and the
   worker ends itself with ``os._exit(70)`` (:data:`EXIT_WATCHDOG`).
+* When the module raises ``MemoryError``, ``{"type": "memory", "id"}`` is
+  sent at once, before the answer: a death that follows is then judged
+  ``robust.memory``, whatever the log says.
+* Every text sent is clipped (:func:`bounded`): :data:`MAX_ITEM`
+  characters per message, note or line, :data:`MAX_TEXT` per traceback
+  or transcript excerpt.
+* The worker's parent is :mod:`conformance.keeper`; after each probe the
+  worker kills every process the module started that is still there
+  (``robust.no-stray-threads`` names those that were running).
 * End of file on the request pipe, or ``{"op": "exit"}``, ends the worker.
 
 ``--preflight TARGET`` only imports the target (and, with
@@ -64,6 +73,7 @@ import time
 import traceback
 
 from conformance.findings import FAIL, Finding, failed
+from conformance.keeper import command_of, descendants, process_table
 
 #: Exit status of a worker stopped by its own watchdog.
 EXIT_WATCHDOG = 70
@@ -75,8 +85,18 @@ POLL = 0.05
 THREAD_GRACE = 1.0
 #: Largest stack or transcript text put in evidence (characters).
 MAX_TEXT = 12_000
+#: Largest single text the worker sends (characters): a message, a note,
+#: one line of a traceback or transcript.  Longer ones keep their start
+#: and say ``[... N characters cut]``; the module chooses these texts.
+MAX_ITEM = 4096
+#: Fields of a finding's evidence that are many lines, each clipped to
+#: :data:`MAX_ITEM`, the whole to :data:`MAX_TEXT`.
+_MULTILINE = ("excerpt", "traceback")
 
 _real_exit, _real_kill = os._exit, os.kill
+# Bound before any module loads: one that patches json.dumps or os.write
+# in its process does not garble what the worker reports.
+_dumps, _write = json.dumps, os.write
 
 
 def _clip(text: str) -> str:
@@ -86,17 +106,42 @@ def _clip(text: str) -> str:
     return "...\n" + text[-MAX_TEXT:].partition("\n")[2]
 
 
+def clip_item(text: str, limit: int = MAX_ITEM) -> str:
+    """*text* cut to its first *limit* characters, saying how many went."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}[... {len(text) - limit} characters cut]"
+
+
+def bounded(obj, key: str = ""):
+    """*obj* (JSON data) with every string clipped (:func:`clip_item`;
+    evidence excerpts and tracebacks line by line, then :func:`_clip`), so
+    what the module said cannot swamp the pipe, the kit or the terminal."""
+    if isinstance(obj, str):
+        if key in _MULTILINE and len(obj) > MAX_ITEM:
+            lines = obj.split("\n")
+            return _clip("\n".join(clip_item(line) for line in lines))
+        return clip_item(obj)
+    if isinstance(obj, dict):
+        return {k: bounded(v, k if isinstance(k, str) else "") for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [bounded(v) for v in obj]
+    return obj
+
+
 class _Channel:
-    """The results pipe: whole JSON lines, from any thread."""
+    """The results pipe: whole JSON lines, from any thread, every text in
+    them clipped (:func:`bounded`)."""
 
     def __init__(self, fd: int):
         self.fd, self.lock = fd, threading.Lock()
 
     def send(self, obj: dict) -> None:
-        view = memoryview((json.dumps(obj, default=str) + "\n").encode())
+        data = _dumps(bounded(obj), default=lambda o: clip_item(str(o)))
+        view = memoryview((data + "\n").encode())
         with self.lock:
             while view:
-                view = view[os.write(self.fd, view) :]
+                view = view[_write(self.fd, view) :]
 
 
 class _Activity:
@@ -115,6 +160,11 @@ class _State:
     """What the hooks and the watchdog share about the current probe."""
 
     def __init__(self):
+        self.channel: _Channel | None = None
+        # The keeper (conformance.keeper) that started us, if it did.
+        self.keeper = int(os.environ.pop("SCHEDKIT_KEEPER", 0) or 0)
+        if self.keeper != os.getppid():
+            self.keeper = 0
         self.begin({})
 
     def begin(self, request: dict) -> None:
@@ -161,9 +211,13 @@ def _where(frame) -> str:
     own file, else outside the kit, flux and the standard library."""
     path = STATE.request.get("target", "").partition(":")[0]
     own = os.path.realpath(path) if path.endswith(".py") else None
+    # "<frozen runpy>", "<string>": pseudo-files, kept as they are (realpath
+    # would make them look like files in the current folder).
     pairs = [
-        (f, os.path.realpath(f.f_code.co_filename))
-        for f, _ in traceback.walk_stack(frame)
+        (f, name if name.startswith("<") else os.path.realpath(name))
+        for f, name in (
+            (f, f.f_code.co_filename) for f, _ in traceback.walk_stack(frame)
+        )
     ]
     ranked = [f for f, name in pairs if name == own]
     ranked += [f for f, name in pairs if not name.startswith((*_kit_dirs(), "<"))]
@@ -240,27 +294,31 @@ def _watchdog(channel: _Channel) -> None:
 # -- hooks into the mock broker ---------------------------------------------------------
 
 
-def _memory_event(exc: BaseException, link) -> None:
-    """A module's MemoryError: free what its frames hold; record it once."""
+def _memory_event(exc: BaseException, link, broker=None, name=None) -> None:
+    """A module's MemoryError: free what its frames hold; record it once,
+    and tell the parent at once (the worker may not live to answer: a
+    death after it is then ``robust.memory``, not a crash)."""
     traceback.clear_frames(exc.__traceback__)
     if any(f.clause == "robust.memory" for f in STATE.events):
         return
+    if STATE.channel is not None:
+        try:
+            STATE.channel.send({"type": "memory", "id": STATE.request.get("id")})
+        except (OSError, MemoryError):
+            pass
     budget = STATE.request.get("memory_mb")
-    text = (
-        f"{getattr(link, 'name', 'the module')} ran out of memory (MemoryError) "
-        f"under the {budget} MiB budget"
-    )
+    name = name or getattr(link, "name", "the module")
+    text = f"{name} ran out of memory (MemoryError) under the {budget} MiB budget"
     tb = _clip("".join(traceback.format_exception(exc)))
-    STATE.events.append(
-        STATE.fail("robust.memory", text, getattr(link, "broker", None), traceback=tb)
-    )
+    broker = broker if broker is not None else getattr(link, "broker", None)
+    STATE.events.append(STATE.fail("robust.memory", text, broker, traceback=tb))
 
 
 def install_hooks() -> None:
     """Wrap the mock broker's dispatch points: the watchdog times them, the
     budgets are checked, and what a probe might swallow is recorded."""
     from mock_broker.runtime.broker import BrokerLivelock, MockBroker
-    from mock_broker.runtime.module_host import ModuleLink
+    from mock_broker.runtime.module_host import ModuleLink, ModuleLoadError
     from mock_broker.runtime.reactor import Reactor
 
     invoke, iterate = Reactor._invoke, Reactor.iterate
@@ -290,7 +348,12 @@ def install_hooks() -> None:
 
     def _load(self, scheduler, args=(), name=None):
         activity = _Activity("load", scheduler, broker=self)
-        return STATE.timed(activity, load, self, scheduler, args, name)
+        try:
+            return STATE.timed(activity, load, self, scheduler, args, name)
+        except ModuleLoadError as exc:
+            if isinstance(exc.__cause__, MemoryError):  # at import
+                _memory_event(exc.__cause__, None, self, name or scheduler)
+            raise
 
     def _step(self, modules=True):
         try:
@@ -373,6 +436,41 @@ def _stray_threads(baseline: set) -> Finding | None:
     return STATE.fail("robust.no-stray-threads", text + ", ".join(names), traceback=tb)
 
 
+def _stray_processes() -> Finding | None:
+    """Kill every process the module started that is still there after the
+    probe (the keeper's descendants but this worker: a ``setsid()`` or a
+    double fork does not hide them, the keeper being a subreaper); a
+    failure naming those that were running, if any.  Does nothing when the
+    keeper is not (or no longer) this worker's parent."""
+    keeper = STATE.keeper
+    if not keeper or os.getppid() != keeper:
+        return None
+    me = os.getpid()
+    table = process_table()
+    found = [pid for pid in descendants(keeper, table) if pid != me]
+    running = [pid for pid in found if table[pid][1] != "Z"]  # zombies: ended
+    names = [f"{pid} ({command_of(pid)})" for pid in running]
+    for pid in found:
+        try:
+            _real_kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    for pid in found:  # ours to reap; the keeper reaps those it adopted
+        if table[pid][0] == me:
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
+    if not running:
+        return None
+    text = (
+        f"{len(running)} process(es) the module started still running after the "
+        f"probe: {', '.join(names[:8])}{', ...' if len(names) > 8 else ''}; "
+        "the kit killed them"
+    )
+    return STATE.fail("robust.no-stray-threads", text)
+
+
 def run_probe(request: dict, baseline: set) -> dict:
     """Run one requested probe; return the answer to send back."""
     from conformance.probes import execute
@@ -403,6 +501,9 @@ def run_probe(request: dict, baseline: set) -> dict:
     cause = next(iter(STATE.events + escaped + budget), None)
     if cause is None:
         cause = _stray_threads(baseline)
+    processes = _stray_processes()  # always killed; reported if nothing else
+    if cause is None:
+        cause = processes
     if cause is not None:
         findings = [cause]
     stats = dict(stats or {})
@@ -464,7 +565,7 @@ def main(argv: list[str] | None = None) -> None:
     for fd in (opts.requests_fd, opts.results_fd):  # not for the module's children
         if fd is not None:
             os.set_inheritable(fd, False)
-    channel = _Channel(opts.results_fd)
+    channel = STATE.channel = _Channel(opts.results_fd)
     if opts.preflight is not None:
         _set_memory_limit(opts.memory_mb)
         try:

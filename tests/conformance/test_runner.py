@@ -369,3 +369,250 @@ def test_preflight_leaves_a_crash_at_import_to_the_clauses(tmp_path):
     path = tmp_path / "crash.py"
     path.write_text("import os\nos._exit(4)\n")
     assert preflight(str(path)) is None
+
+
+# -- a module that reaches for the kit ---------------------------------------------
+
+
+def _module(tmp_path, name: str, body: str) -> Path:
+    """A GalleryFifo whose schedule() runs *body* first."""
+    module = tmp_path / f"{name}.py"
+    module.write_text(
+        textwrap.dedent(
+            f"""
+            import os, signal, sys, time
+            sys.path.insert(0, {str(GALLERY)!r})
+            from _base import GalleryFifo
+
+            def stat(pid):
+                with open(f"/proc/{{pid}}/stat", "rb") as f:
+                    return f.read().rpartition(b")")[2].split()
+
+            class Hostile(GalleryFifo):
+                def schedule(self):
+            """
+        )
+        + textwrap.indent(textwrap.dedent(body), " " * 8)
+        + textwrap.dedent(
+            """
+                    super().schedule()
+
+            def mod_main(h, *args):
+                Hostile(h, *args).run()
+            """
+        )
+    )
+    return module
+
+
+@pytest.mark.parametrize("sig", ["SIGKILL", "SIGINT", "SIGTERM"])
+def test_a_module_that_signals_its_parent_fails_no_crash_and_the_kit_lives(
+    tmp_path, sig
+):
+    """The module's parent is the kit's keeper, not the kit: killing it (or
+    sending it any signal) ends the probe as robust.no-crash, with evidence,
+    and the runner goes on."""
+    body = f"os.kill(os.getppid(), signal.{sig})\ntime.sleep(60)\n"
+    module = _module(tmp_path, "parricide", body)
+    with Runner(str(module), [], budgets=BUDGETS) as runner:
+        outcome = runner.run(OTHER)
+        after = runner.run(OTHER)  # a new worker; the same fate
+    [finding] = outcome.findings
+    assert finding.clause == "robust.no-crash" and finding.verdict == FAIL
+    assert "parent process (the kit's keeper" in finding.evidence.text
+    assert sig in finding.evidence.text
+    assert "wall budget" not in finding.evidence.text
+    assert _verdicts(after) == {"robust.no-crash": FAIL}
+
+
+def test_a_module_that_stops_its_parent_fails_no_crash(tmp_path):
+    body = """
+    os.kill(os.getppid(), signal.SIGSTOP)
+    while stat(os.getppid())[0] != b"T":  # stopped: the kit sees it
+        time.sleep(0.01)
+    """
+    module = _module(tmp_path, "stopper", body)
+    with Runner(str(module), [], budgets=BUDGETS) as runner:
+        outcome = runner.run(OTHER)
+        assert runner.pid is None  # killed with its keeper
+    [finding] = outcome.findings
+    assert finding.clause == "robust.no-crash" and finding.verdict == FAIL
+    assert "was stopped" in finding.evidence.text
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rpartition(b")")[2].split()[0] != b"Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize("escape", ["os.setsid()", "os.setpgid(0, 0)"])
+def test_no_process_the_module_started_survives_the_probe(tmp_path, escape):
+    """A daemon in a session or group of its own is killed after the probe
+    and named in robust.no-stray-threads; the worker stays sound."""
+    pids = tmp_path / "pids"
+    body = f"""
+    if not os.path.exists({str(pids)!r}):
+        r, w = os.pipe()
+        if os.fork() == 0:
+            {escape}
+            if os.fork() == 0:
+                os.write(w, b"%d\\n" % os.getpid())
+                os.execvp("sleep", ["sleep", "1002"])
+            os._exit(0)
+        os.close(w)
+        data = b""
+        while chunk := os.read(r, 100):  # EOF once exec closed it (CLOEXEC)
+            data += chunk
+        with open({str(pids)!r}, "wb") as f:
+            f.write(data)
+    """
+    module = _module(tmp_path, "daemonizer", body)
+    with Runner(str(module), [], budgets=BUDGETS) as runner:
+        outcome = runner.run(OTHER)
+        pid = int(pids.read_text())
+        assert not _alive(pid), "the module's daemon outlived the probe"
+        again = runner.run(OTHER)  # started nothing this time
+    [finding] = outcome.findings
+    assert finding.clause == "robust.no-stray-threads" and finding.verdict == FAIL
+    assert f"{pid} (sleep 1002)" in finding.evidence.text
+    assert FAIL not in _verdicts(again).values()
+
+
+# -- what the module says, and what it can fake ----------------------------------------
+
+
+def test_a_huge_exception_message_is_clipped_before_it_is_sent(tmp_path):
+    """20 MB of message is a crash with a clipped text, not a hang of the
+    pipe between the worker and the kit."""
+    body = 'raise RuntimeError("M" * 20_000_000)\n'
+    module = _module(tmp_path, "shouts", body)
+    with Runner(str(module), [], budgets=BUDGETS) as runner:
+        outcome = runner.run(OTHER)
+    verdicts = _verdicts(outcome)
+    assert verdicts["robust.no-crash"] == FAIL and verdicts["robust.no-hang"] == PASS
+    [evidence] = [f.evidence for f in outcome.findings if f.clause == "robust.no-crash"]
+    assert "characters cut]" in evidence.text
+    for text in (evidence.text, evidence.traceback, evidence.excerpt):
+        assert len(text) < 20_000
+
+
+def test_clipping_keeps_the_start_and_says_what_went():
+    from conformance.worker import MAX_ITEM, MAX_TEXT, bounded, clip_item
+
+    assert clip_item("short") == "short"
+    assert (
+        clip_item("x" * (MAX_ITEM + 10)) == "x" * MAX_ITEM + "[... 10 characters cut]"
+    )
+    long_line = "y" * 100_000
+    data = bounded({"findings": [{"evidence": {"traceback": f"a\n{long_line}\nb"}}]})
+    traceback = data["findings"][0]["evidence"]["traceback"]
+    assert traceback.startswith("a\n" + "y" * MAX_ITEM + "[... ")
+    assert traceback.endswith("\nb") and len(traceback) <= MAX_TEXT + 100
+
+
+def test_an_overlong_result_line_is_garbled_not_read_forever():
+    from conformance.runner import MAX_LINE, _ChildGone, _Lines
+
+    r, w = os.pipe()
+    payload = b"x" * (MAX_LINE + (1 << 16))
+
+    def feed():
+        try:
+            view = memoryview(payload)
+            while view:
+                view = view[os.write(w, view) :]
+        except OSError:  # the reader gave up and closed its end
+            pass
+        finally:
+            os.close(w)
+
+    feeder = threading.Thread(target=feed)
+    feeder.start()
+    proc = type("Alive", (), {"returncode": None, "pid": os.getpid()})()
+    try:
+        with pytest.raises(_ChildGone) as gone:
+            _Lines(r, proc).read(float("inf"))
+    finally:
+        os.close(r)
+        feeder.join()
+    assert gone.value.garbled == b"x" * 200
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        'print("warning: no cache (avoids a MemoryError)", file=sys.stderr)\n'
+        "import ctypes; ctypes.string_at(0)\n",
+        'sys.stderr.write("Traceback (most recent call last):\\n'
+        '  File \\"/etc/passwd\\", line 1\\nMemoryError: no\\n")\nos._exit(1)\n',
+    ],
+    ids=["segfault-after-a-warning", "fake-traceback"],
+)
+def test_text_that_mentions_memoryerror_is_not_a_memory_verdict(tmp_path, body):
+    module = _module(tmp_path, "mentions", body)
+    with Runner(str(module), [], budgets=BUDGETS) as runner:
+        outcome = runner.run(OTHER)
+    assert _verdicts(outcome) == {"robust.no-crash": FAIL}
+
+
+def test_a_memory_error_at_import_fails_robust_memory(tmp_path):
+    module = tmp_path / "hog_at_import.py"
+    module.write_text("x = bytearray(10 * 2**30)\n")
+    with Runner(str(module), [], budgets=BUDGETS) as runner:
+        outcome = runner.run(OTHER)
+    [finding] = outcome.findings
+    assert finding.clause == "robust.memory" and finding.verdict == FAIL
+    assert "MemoryError" in finding.evidence.traceback
+    assert "hog_at_import.py" in finding.evidence.traceback
+
+
+def test_a_garbled_result_is_described_as_one(tmp_path):
+    body = """
+    fd = int(sys.argv[sys.argv.index("--results-fd") + 1])
+    os.write(fd, b"garbage\\n")
+    time.sleep(60)
+    """
+    module = _module(tmp_path, "garbler", body)
+    with Runner(str(module), [], budgets=BUDGETS) as runner:
+        outcome = runner.run(OTHER)
+    [finding] = outcome.findings
+    assert finding.clause == "robust.no-crash" and finding.verdict == FAIL
+    assert "garbled result line" in finding.evidence.text
+    assert "b'garbage'" in finding.evidence.text
+    assert "status 0" not in finding.evidence.text
+
+
+def test_a_module_that_patches_json_dumps_does_not_garble_the_results(tmp_path):
+    module = tmp_path / "patcher.py"
+    module.write_text(
+        f"import json, sys\nsys.path.insert(0, {str(GALLERY)!r})\n"
+        'json.dumps = lambda *a, **k: "garbage"\n'
+        "from _base import GalleryFifo\n\n"
+        "def mod_main(h, *args):\n    GalleryFifo(h, *args).run()\n"
+    )
+    with Runner(str(module), [], budgets=BUDGETS) as runner:
+        outcome = runner.run(OTHER)
+    # The worker answered; what the patch broke is the module's own JSON.
+    assert outcome.stats["isolation"]["pid"]
+    texts = [f.evidence.text for f in outcome.findings if f.evidence]
+    assert not any("garbled" in t or "status 0" in t for t in texts), texts
+
+
+def test_where_skips_pseudo_files_for_the_callers_frame(monkeypatch):
+    """A frame in "<frozen runpy>" is not a file in the current folder."""
+    import sys
+
+    from conformance import worker
+
+    monkeypatch.setattr(worker.STATE, "request", {"target": "/nowhere/mod.py"})
+    namespace = {"sys": sys}
+    exec(
+        compile("def inner():\n    return sys._getframe()\n", "<frozen runpy>", "exec"),
+        namespace,
+    )  # noqa: S102
+    where = worker._where(namespace["inner"]())
+    assert "<frozen runpy>" not in where
+    assert where.startswith(__file__) and "test_where_skips_pseudo_files" in where
