@@ -43,7 +43,7 @@ from pathlib import Path
 import pytest
 
 from conformance.clauses import GENERIC_CLAUSES, POLICIES, load_clauses
-from conformance.findings import Finding
+from conformance.findings import Finding, failed
 from conformance.verdicts import ProbeRecord, verdicts
 
 SUITE_PATH = str(Path(__file__).resolve().parent / "suite.py")
@@ -71,6 +71,12 @@ class KitState:
     wall: float = 0.0
     #: What became of the certificate and JUnit files, a line each.
     written: list[str] = field(default_factory=list)
+    #: The probes this run was to run (after pytest's own deselection), once
+    #: collected; a probe among them without a record was lost.
+    expected: list[str] | None = None
+    #: What pytest or xdist said of a probe that ended without a record
+    #: ("worker 'gw0' crashed while running ...").
+    crashes: dict[str, str] = field(default_factory=dict)
 
 
 STATE_KEY = pytest.StashKey[KitState]()
@@ -281,7 +287,37 @@ def schedkit_runner(schedkit_state):
         yield runner
 
 
+def _probe_of(nodeid: str) -> str | None:
+    """The probe a kit test id names (``suite.py::test_probe[NAME]``)."""
+    head, mark, rest = nodeid.partition("::test_probe[")
+    if not mark or not rest.endswith("]") or not head.endswith("suite.py"):
+        return None
+    return rest[:-1]
+
+
+def pytest_collection_finish(session):
+    state = _state(session.config)
+    if state is not None and not hasattr(session.config, "workerinput"):
+        state.expected = [
+            p for p in (_probe_of(item.nodeid) for item in session.items) if p
+        ]
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node, ids):
+    """Under xdist the controller collects nothing: each node says what it
+    will run (every node collects the same tests)."""
+    state = _state(node.config)
+    if state is not None and state.expected is None:
+        state.expected = [p for p in map(_probe_of, ids) if p]
+
+
 def pytest_runtest_logreport(report):
+    if report.failed and report.when != "call":
+        # No call phase: xdist's "worker crashed while running" report.
+        probe = _probe_of(report.nodeid)
+        if probe is not None:
+            _crashes.setdefault(probe, str(report.longrepr).strip()[:2000])
     if report.when != "call":
         return
     for name, value in report.user_properties:
@@ -301,10 +337,37 @@ def pytest_runtest_logreport(report):
 # Reports arrive through a hook without the config; they are moved into
 # the run's state at the end.  One pytest session at a time per process.
 _pending: list[ProbeRecord] = []
+_crashes: dict[str, str] = {}
 
 
 def pytest_sessionstart(session):
     _pending.clear()
+    _crashes.clear()
+
+
+def lost_probes(
+    expected: list[str] | None, records: list[ProbeRecord], crashes: dict[str, str]
+) -> list[ProbeRecord]:
+    """A record failing ``robust.no-crash`` for each *expected* probe that
+    left no record: the process running it died (a module that killed
+    the kit's test process, say) or the run lost it.  A run with a lost
+    probe is never certified."""
+    done = {r.probe for r in records}
+    out = []
+    for probe in expected or ():
+        if probe in done:
+            continue
+        done.add(probe)
+        what = crashes.get(probe) or (
+            "it never reported a result (the process running it ended, or "
+            "the run stopped before it ran)"
+        )
+        text = (
+            f"The probe did not complete: {what}.  Its clauses were not judged, "
+            "so the run cannot pass."
+        )
+        out.append(ProbeRecord(probe, [failed("robust.no-crash", probe, text)], 0, {}))
+    return out
 
 
 @pytest.hookimpl(wrapper=True)
@@ -345,6 +408,11 @@ def pytest_sessionfinish(session):
 
     config = session.config
     state.records = list(_pending)
+    if not (session.shouldfail or session.shouldstop):  # -x and the like
+        lost = lost_probes(state.expected, state.records, _crashes)
+        if lost:
+            state.records += lost
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
     state.results = verdicts(
         state.records, policy=state.policy, selected=state.selected
     )

@@ -380,3 +380,26 @@ def test_module_arguments_that_look_like_options_reach_the_module(
     captured = capsys.readouterr()
     assert status == 0, captured.out + captured.err
     assert "0 fail" in captured.out and "usage" not in captured.err
+
+
+def test_a_probe_lost_with_its_test_process_fails_the_run(tmp_path, capsys):
+    """The module kills the xdist worker running its probe: the probe never
+    reports, and the run says so as a failure of robust.no-crash in the
+    summary, the certificate and JUnit, instead of passing what ran."""
+    cert, junit = tmp_path / "c.json", tmp_path / "j.xml"
+    argv = ["conform", "--scheduler", str(INPUTS / "kills_its_grandparent.py")]
+    argv += ["-n", "1", "-k", "hello.running-jobs"]
+    argv += ["--certificate", str(cert), "--junit", str(junit)]
+    status = cli.main(argv)
+    out = capsys.readouterr().out
+    assert status == 1, out
+    assert "0 pass, 1 fail" in out and "-> FAIL" in out
+    data = json.loads(cert.read_text())
+    assert data["verdict"] == "fail"
+    [crash] = [c for c in data["clauses"] if c["id"] == "robust.no-crash"]
+    assert crash["verdict"] == "fail"
+    [evidence] = crash["evidence"]
+    assert evidence["probe"] == "scenario:hello-running-jobs"
+    assert "did not complete" in evidence["text"]
+    assert "crashed while running" in evidence["text"]
+    assert 'failures="1"' in junit.read_text()
