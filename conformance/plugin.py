@@ -36,6 +36,8 @@ import datetime as _dt
 import fnmatch
 import json
 import shlex
+import signal
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -245,10 +247,34 @@ def pytest_configure(config):
         t0=time.perf_counter(),
     )
     config.stash[STATE_KEY] = state
+    _trap_sigterm(config)
     if config.args_source != pytest.Config.ArgsSource.ARGS:
         config.args[:] = [SUITE_PATH]
     elif SUITE_PATH not in config.args:
         config.args.append(SUITE_PATH)
+
+
+def _terminated(signum, frame):
+    raise KeyboardInterrupt
+
+
+_PREVIOUS_SIGTERM = pytest.StashKey[object]()
+
+
+def _trap_sigterm(config) -> None:
+    """SIGTERM (``timeout``, a CI job cancelled) ends the run as Ctrl-C
+    does: the runner stops its child processes and removes its folder.
+    Only where nobody else handles SIGTERM."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        config.stash[_PREVIOUS_SIGTERM] = signal.signal(signal.SIGTERM, _terminated)
+
+
+def pytest_unconfigure(config):
+    previous = config.stash.get(_PREVIOUS_SIGTERM, None)
+    if previous is not None:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _state(config) -> KitState | None:

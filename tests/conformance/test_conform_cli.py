@@ -148,13 +148,18 @@ def _default_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def test_ctrl_c_ends_the_run_with_130_and_no_traceback(tmp_path):
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["INT", "TERM"])
+def test_ctrl_c_ends_the_run_with_130_and_no_traceback(tmp_path, sig):
+    """Ctrl-C (SIGINT to the group), and SIGTERM to the kit alone (what
+    ``timeout`` sends): the same end, and the worker's folder is removed."""
     # The scheduler writes to a FIFO when it is stuck; select() waits for
     # that (bounded), so the interrupt lands while the scheduler sleeps.
     marker = tmp_path / "stuck"
     os.mkfifo(marker)
     reader = os.open(marker, os.O_RDONLY | os.O_NONBLOCK)
-    env = dict(os.environ, SCHEDKIT_TEST_MARKER=str(marker))
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    env = dict(os.environ, SCHEDKIT_TEST_MARKER=str(marker), TMPDIR=str(scratch))
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -186,7 +191,10 @@ def test_ctrl_c_ends_the_run_with_130_and_no_traceback(tmp_path):
     try:
         ready, _, _ = select.select([reader], [], [], 120)
         assert ready, "the scheduler never got stuck"
-        os.killpg(proc.pid, signal.SIGINT)
+        if sig == signal.SIGINT:
+            os.killpg(proc.pid, signal.SIGINT)
+        else:
+            proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=60)
     finally:
         os.close(reader)
@@ -201,6 +209,7 @@ def test_ctrl_c_ends_the_run_with_130_and_no_traceback(tmp_path):
     assert "interrupted after 0 probes; no verdict, no certificate" in out
     for banner in ("KeyboardInterrupt", "!!!", "--full-trace", "runner.py"):
         assert banner not in out, out
+    assert not list(scratch.glob("schedkit-worker-*")), "the worker's folder is left"
 
 
 def _plain_pytest_on_stats(cwd: Path, certificate: Path) -> subprocess.CompletedProcess:

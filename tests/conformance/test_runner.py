@@ -616,3 +616,14 @@ def test_where_skips_pseudo_files_for_the_callers_frame(monkeypatch):
     where = worker._where(namespace["inner"]())
     assert "<frozen runpy>" not in where
     assert where.startswith(__file__) and "test_where_skips_pseudo_files" in where
+
+
+def test_random_sequences_write_nothing_in_the_current_folder(tmp_path, monkeypatch):
+    """hypothesis keeps its files (the constants cache) in the runner's own
+    folder, removed with it, not in ./.hypothesis."""
+    monkeypatch.chdir(tmp_path)
+    path = str(GALLERY / "correct_fifo.py")
+    with Runner(path, [], examples=2, budgets=BUDGETS) as runner:
+        outcome = runner.run("robust.random-sequences")
+    assert FAIL not in _verdicts(outcome).values(), outcome.findings
+    assert list(tmp_path.iterdir()) == []
