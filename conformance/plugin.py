@@ -35,6 +35,7 @@ from __future__ import annotations
 import datetime as _dt
 import fnmatch
 import json
+import os
 import shlex
 import signal
 import threading
@@ -254,6 +255,17 @@ def pytest_configure(config):
         config.args.append(SUITE_PATH)
 
 
+def _absolute(target: str) -> str:
+    """A module file's path as the probes load it: absolute, since a module
+    may change the working folder of the worker (``os.chdir``) before the
+    next probe loads it there.  A dotted module name is kept; reports show
+    the target as given."""
+    path, colon, cls = target.partition(":")
+    if path.endswith(".py") or os.sep in path:
+        return os.path.abspath(path) + colon + cls
+    return target
+
+
 def _terminated(signum, frame):
     raise KeyboardInterrupt
 
@@ -303,7 +315,7 @@ def schedkit_runner(schedkit_state):
 
     s = schedkit_state
     with Runner(
-        s.target,
+        _absolute(s.target),
         s.args,
         policy=s.policy,
         seed=s.seed,

@@ -195,13 +195,19 @@ STATE = _State()
 
 
 @functools.cache
+@functools.cache
 def _kit_dirs() -> tuple[str, ...]:
+    # Read from the packages' search paths (``__path__``): a package's
+    # ``__file__`` may be None (a namespace package, or a module the code
+    # under test put in its place in sys.modules).
     import flux
 
     import conformance
     import mock_broker
 
-    dirs = {os.path.dirname(m.__file__) for m in (conformance, mock_broker, flux)}
+    dirs = set()
+    for package in (conformance, mock_broker, flux):
+        dirs.update(p for p in getattr(package, "__path__", ()) if isinstance(p, str))
     dirs.update(v for k, v in sysconfig.get_paths().items() if "stdlib" in k)
     return tuple(os.path.realpath(d) + os.sep for d in dirs)
 
@@ -583,6 +589,7 @@ def main(argv: list[str] | None = None) -> None:
         import flux.scheduler  # noqa: F401
     except Exception:  # noqa: BLE001, S110 - the module's load will say
         pass
+    _kit_dirs()  # read before any module can replace a package it names
     install_hooks()
     trace_exits()
     _set_memory_limit(opts.memory_mb)

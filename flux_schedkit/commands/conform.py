@@ -120,18 +120,8 @@ def _targets(args) -> list[tuple[str, str, str]]:
         if name in REFERENCE_SCHEDULERS:
             out.append((name, str(reference_path(name)), args.policy or name))
         else:
-            out.append((name, _absolute(name), args.policy or "any"))
+            out.append((name, name, args.policy or "any"))
     return out
-
-
-def _absolute(target: str) -> str:
-    """A module file's path made absolute once, here: probes run in other
-    processes, and a module may change its working folder (``os.chdir``)
-    before the next probe loads it.  A dotted module name is kept."""
-    path, colon, cls = target.partition(":")
-    if path.endswith(".py") or os.sep in path:
-        return os.path.abspath(path) + colon + cls
-    return target
 
 
 def _suite_path() -> str:

@@ -627,3 +627,21 @@ def test_random_sequences_write_nothing_in_the_current_folder(tmp_path, monkeypa
         outcome = runner.run("robust.random-sequences")
     assert FAIL not in _verdicts(outcome).values(), outcome.findings
     assert list(tmp_path.iterdir()) == []
+
+
+def test_where_reads_the_kit_folders_when_a_package_has_no_file(monkeypatch):
+    """A namespace package, or a module the code under test put in the
+    place of one, has no ``__file__``: locating a frame still works."""
+    import sys
+    import types
+
+    from conformance import worker
+
+    monkeypatch.setattr(worker.STATE, "request", {"target": "/nowhere/mod.py"})
+    worker._kit_dirs.cache_clear()
+    monkeypatch.setitem(sys.modules, "flux", types.ModuleType("flux"))
+    try:
+        where = worker._where(sys._getframe())
+    finally:
+        worker._kit_dirs.cache_clear()
+    assert where.startswith(__file__)
