@@ -109,13 +109,26 @@ def idset_members(ids, bound: int | None = None) -> frozenset[int]:
     name a billion ranks in a dozen characters.  Raises what ``IDset``
     raises for what it cannot read.
     """
-    parsed = IDset(ids)  # ranges only; string decoding is cached
-    if bound is not None and parsed.count() and parsed.last() >= bound:
-        outside = parsed if bound <= 0 else parsed.copy().clear(0, bound - 1)
-        raise IdsOutOfRange(str(outside), bound)
     if isinstance(ids, str):
+        if bound is not None and _last_of_text(ids) >= bound:
+            _out_of_range(IDset(ids), bound)
         return _members_of_text(ids)
+    parsed = IDset(ids)  # ranges only
+    if bound is not None and parsed.count() and parsed.last() >= bound:
+        _out_of_range(parsed, bound)
     return frozenset(parsed)
+
+
+@functools.lru_cache(maxsize=4096)
+def _last_of_text(text: str) -> int:
+    # The highest id, read on the parsed ranges (-1 for an empty set).
+    parsed = IDset(text)
+    return parsed.last() if parsed.count() else -1
+
+
+def _out_of_range(parsed: IDset, bound: int):
+    outside = parsed if bound <= 0 else parsed.copy().clear(0, bound - 1)
+    raise IdsOutOfRange(str(outside), bound)
 
 
 def R_lite_entries(R) -> list[dict]:
