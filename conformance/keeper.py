@@ -18,6 +18,9 @@ that holds the run's results).
   and the keeper kills whatever is left once the worker has ended.  Where
   the call is not available the keeper still kills the descendants it
   can see.
+* If the kit dies (a SIGKILL leaves it no time to clean up), the keeper
+  also removes the kit's folder for this worker (``$SCHEDKIT_SCRATCH``,
+  the log and hypothesis's files).
 * Once the worker has ended and its descendants are gone, the keeper
   writes one line on the results pipe, ``{"type": "exit", "status": S,
   "cause": TEXT or null}`` (``S`` as :attr:`subprocess.Popen.returncode`:
@@ -31,6 +34,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import sys
 
@@ -196,6 +200,10 @@ def main(argv: list[str]) -> None:
             if pid == worker:
                 status = _returncode(code)
     _sweep()
+    scratch = os.environ.get("SCHEDKIT_SCRATCH", "")
+    if os.getppid() != kit and os.path.basename(scratch).startswith("schedkit-worker-"):
+        # The kit died without its cleanup (SIGKILL): its folder goes too.
+        shutil.rmtree(scratch, ignore_errors=True)
     report = {"type": "exit", "status": status, "cause": cause}
     data = (json.dumps(report) + "\n").encode()
     try:

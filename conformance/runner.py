@@ -110,6 +110,10 @@ class _ChildGone(Exception):
         self.report, self.garbled = report, garbled
 
 
+#: Names the runner's folder to the keeper (:mod:`conformance.keeper`).
+SCRATCH_ENV = "SCHEDKIT_SCRATCH"
+
+
 def _child_env(scratch: str | None = None) -> dict:
     """The parent's environment; unbuffered output (so the log tail is
     complete at a death), few malloc arenas (address space is budgeted),
@@ -122,6 +126,7 @@ def _child_env(scratch: str | None = None) -> dict:
     env["PYTHONPATH"] = os.pathsep.join(path + [root])
     if scratch is not None:
         env["HYPOTHESIS_STORAGE_DIRECTORY"] = os.path.join(scratch, "hypothesis")
+        env[SCRATCH_ENV] = scratch  # the keeper removes it if the kit dies
     return env
 
 

@@ -645,3 +645,45 @@ def test_where_reads_the_kit_folders_when_a_package_has_no_file(monkeypatch):
     finally:
         worker._kit_dirs.cache_clear()
     assert where.startswith(__file__)
+
+
+_DIES_UNCLEAN = """
+import os, sys
+from conformance.runner import Runner
+
+runner = Runner(sys.argv[1], [])
+runner._start()
+print(runner._proc.pid, runner._dir, flush=True)
+os._exit(0)  # as after a SIGKILL: no close(), no cleanup
+"""
+
+
+def test_the_keeper_removes_the_folder_of_a_kit_that_died(tmp_path):
+    """A kit process killed outright (a module that killed pytest's xdist
+    worker, say) cannot remove its worker folder: the keeper does."""
+    import subprocess
+    import sys
+    import time
+
+    script = tmp_path / "dies.py"
+    script.write_text(_DIES_UNCLEAN)
+    out = subprocess.run(
+        [sys.executable, str(script), str(GALLERY / "correct_fifo.py")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2])),
+    )
+    keeper, folder = out.stdout.split()
+    assert os.path.basename(folder).startswith("schedkit-worker-"), out.stderr
+    from conformance.keeper import process_table
+
+    def running() -> bool:  # a zombie waits for its new parent: it has ended
+        return process_table().get(int(keeper), (0, "Z"))[1] != "Z"
+
+    # The keeper ends once the worker and the folder are gone.
+    deadline = time.monotonic() + 60
+    while running() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not running()
+    assert not Path(folder).exists()
