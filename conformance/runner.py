@@ -33,6 +33,11 @@ verdict at all: what the probe saw was a consequence.
     Messages from modules at one virtual instant (``robust.no-livelock``).
 ``memory_mb``
     The child's address-space limit, ``RLIMIT_AS`` (``robust.memory``).
+``log_mb``
+    The most the child may write to its log (stdout and stderr), the
+    file-size limit ``RLIMIT_FSIZE``: a write past it fails with ``EFBIG``
+    ("File too large") in the module, ``robust.no-crash`` with the module's
+    line, so a module printing without end cannot fill the disk.
 
 .. rubric:: Processes
 
@@ -86,6 +91,7 @@ class Budgets:
     callback_wall: float = 5.0
     messages_per_instant: int = 100_000
     memory_mb: int = 4096  # the kit itself needs some 100-200 MiB of it
+    log_mb: int = 64
 
 
 @dataclass
@@ -358,6 +364,7 @@ class Runner:
         res_r, res_w = os.pipe()
         args = ["--requests-fd", str(req_r), "--results-fd", str(res_w)]
         args += ["--memory-mb", str(self.budgets.memory_mb)]
+        args += ["--log-mb", str(self.budgets.log_mb)]
         try:
             with open(self._log, "wb") as log:
                 self._proc = _spawn(args, (req_r, res_w), log, self._dir)

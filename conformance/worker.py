@@ -525,6 +525,19 @@ def run_probe(request: dict, baseline: set) -> dict:
 # -- the process ----------------------------------------------------------------------------
 
 
+def _set_log_limit(mb: int) -> None:
+    """Cap what the worker writes to a file (its log: stdout and stderr)
+    at *mb* MiB.  SIGXFSZ is ignored, so a write past the cap fails with
+    ``OSError(EFBIG)`` where the module made it, instead of killing the
+    worker without a traceback."""
+    import resource
+
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    _, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    limit = mb * 2**20 if hard == resource.RLIM_INFINITY else min(mb * 2**20, hard)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, hard))
+
+
 def _set_memory_limit(mb: int) -> None:
     import resource
 
@@ -564,6 +577,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--requests-fd", type=int)
     parser.add_argument("--results-fd", type=int, required=True)
     parser.add_argument("--memory-mb", type=int, default=4096)
+    parser.add_argument("--log-mb", type=int, default=64)
     parser.add_argument("--preflight", metavar="TARGET")
     parser.add_argument("--preflight-args", default="[]", metavar="JSON")
     opts = parser.parse_args(argv)
@@ -572,6 +586,7 @@ def main(argv: list[str] | None = None) -> None:
         if fd is not None:
             os.set_inheritable(fd, False)
     channel = STATE.channel = _Channel(opts.results_fd)
+    _set_log_limit(opts.log_mb)
     if opts.preflight is not None:
         _set_memory_limit(opts.memory_mb)
         try:

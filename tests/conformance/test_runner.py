@@ -687,3 +687,20 @@ def test_the_keeper_removes_the_folder_of_a_kit_that_died(tmp_path):
         time.sleep(0.05)
     assert not running()
     assert not Path(folder).exists()
+
+
+def test_a_module_that_floods_its_output_hits_the_log_cap(tmp_path):
+    """Printing without end fills the log up to the cap, then the write
+    fails in the module (File too large): a crash at the module's line,
+    not a full disk."""
+    body = 'for _ in range(4):\n    sys.stdout.write("z" * 2**20)\nsys.stdout.flush()\n'
+    module = _module(tmp_path, "floods", body)
+    budgets = Budgets(**{**BUDGETS.__dict__, "log_mb": 1})
+    with Runner(str(module), [], budgets=budgets) as runner:
+        outcome = runner.run(OTHER)
+        size = os.path.getsize(runner._log)
+    assert size <= 2**20
+    verdicts = _verdicts(outcome)
+    assert verdicts["robust.no-crash"] == FAIL
+    [evidence] = [f.evidence for f in outcome.findings if f.clause == "robust.no-crash"]
+    assert "File too large" in evidence.text and "floods.py" in evidence.text
