@@ -443,6 +443,16 @@ class CountedPlanning:
                     if self._start_before_planning(job, waiting):
                         yield
                         continue
+                    if self._no_start_time(job):
+                        # What the profile would say, without building it.
+                        waiting = True
+                        keep.add(jobid)
+                        planner.promises.pop(jobid, None)
+                        self.annotations.update(
+                            job, t_estimate=None, reason_pending=REASON_NO_ESTIMATE
+                        )
+                        yield
+                        continue
                     build()
                 light.turn(jobid)
                 nodes = self.units(jobid)
@@ -674,6 +684,20 @@ class CountedPlanning:
         if units is None or units > self.count_free_now():
             return False
         return self._start_counted(job, waiting) is not None
+
+    def _no_start_time(self, job) -> bool:
+        """Before a pass holds anything: is there no start time to estimate
+        for *job*, too big for the units free now?  So when every running
+        job holds its units with no end (jobs without a time limit, as
+        flux-schedbench submits, in an instance without expiration): the
+        units free now are all there will be until one is freed, and a pass
+        need not build its profile to find that out."""
+        units = self.units(job.jobid)
+        return (
+            units is not None
+            and units > self.count_free_now()
+            and self.planner.releases.all_endless(self.count_unit())
+        )
 
     def _hold_counts(self, profile, ahead, start: float, duration, nodes: int):
         """Hold a start or reservation in both profiles; return its end."""

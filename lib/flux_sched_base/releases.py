@@ -178,6 +178,13 @@ class Releases:
         a profile built afresh, less the reservations)."""
         return len(self._cores_at if unit == "cores" else self._nodes_at)
 
+    def all_endless(self, unit: str) -> bool:
+        """Does every running job hold its *unit* units with no planned end
+        (none has a time limit, and the instance has no expiration)?  Then
+        the units free now stay free and no more ever come free."""
+        totals = self._cores_at if unit == "cores" else self._nodes_at
+        return all(end == INF for end in totals)
+
     @property
     def version(self) -> int:
         """A number that changes whenever the running items or the up

@@ -183,3 +183,54 @@ def test_a_search_that_found_nothing_covers_those_asking_more():
     shipped.covers(profile, 2, 50.0, 100.0, 100.0)
     shipped.add(2, 50.0, 100.0, 100.0)
     assert not shipped.covers(profile, 2, 80.0, 120.0, 100.0)
+
+
+def _one_core_jobs(b, *jobs):
+    """Submit (cores, limit or 0 for none, runtime) jobs of one-core slots."""
+    from mock_broker.jobspec import make_jobspec
+
+    return [
+        b.jobs.submit(make_jobspec(slots=n, cores=1, duration=limit), runtime=run)
+        for n, limit, run in jobs
+    ]
+
+
+def test_jobs_without_a_limit_on_a_machine_held_without_end_get_no_estimate():
+    # Every running job holds its cores with no end: a job too big for the
+    # cores free now can never be given a start (the pass says so without
+    # building its profile), and a smaller one behind it starts now.
+    from mock_broker.machine import Machine
+
+    b = start_broker("conservative", machine=Machine.uniform(1, 4))
+    _one_core_jobs(b, (3, 0, 50))
+    b.run_until_quiet()
+    big, small = _one_core_jobs(b, (2, 0, 10), (1, 0, 10))
+    b.run_until_quiet()
+    t0 = b.clock.epoch
+    assert b.jobs.job(small).t_run == t0
+    sched = b.jobs.job(big).annotations["sched"]
+    assert "t_estimate" not in sched
+    assert sched["reason_pending"].endswith("(no start time can be estimated)")
+    b.run()
+    assert b.jobs.job(big).t_run == t0 + 50
+    b.observer.assert_clean()
+
+
+def test_one_running_job_with_an_end_gives_the_next_blocked_job_its_estimate():
+    # The same, but a job with a limit started in the same pass: its end is
+    # when the blocked job can start, and the job behind it that would
+    # delay that start for ever waits.
+    from mock_broker.machine import Machine
+
+    b = start_broker("conservative", machine=Machine.uniform(1, 4))
+    _one_core_jobs(b, (2, 0, 500))
+    b.run_until_quiet()
+    limited, big, endless = _one_core_jobs(b, (1, 100, 100), (2, 0, 10), (1, 0, 10))
+    b.run_until_quiet()
+    t0 = b.clock.epoch
+    assert b.jobs.job(limited).t_run == t0
+    assert b.jobs.job(big).annotations["sched"]["t_estimate"] == t0 + 100
+    assert b.jobs.job(endless).state == "SCHED"
+    b.run()
+    assert b.jobs.job(big).t_run == t0 + 100
+    b.observer.assert_clean()
