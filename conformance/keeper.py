@@ -81,26 +81,34 @@ def become_subreaper() -> bool:
     return _prctl(PR_SET_CHILD_SUBREAPER, 1)
 
 
+def process_of(pid: int | str) -> tuple[int, str] | None:
+    """``(parent pid, state letter)`` of *pid* from ``/proc/PID/stat``, or
+    None (gone, or no /proc)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return None
+    # "pid (comm) state ppid ...": comm may hold spaces and parentheses
+    fields = stat.rpartition(b")")[2].split()
+    if len(fields) < 2:
+        return None
+    return int(fields[1]), fields[0].decode()
+
+
 def process_table() -> dict[int, tuple[int, str]]:
     """``{pid: (parent pid, state letter)}`` of every process in /proc
     (empty without /proc)."""
-    table = {}
     try:
         entries = os.listdir("/proc")
     except OSError:
-        return table
+        return {}
+    table = {}
     for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        # "pid (comm) state ppid ...": comm may hold spaces and parentheses
-        fields = stat.rpartition(b")")[2].split()
-        if len(fields) >= 2:
-            table[int(entry)] = (int(fields[1]), fields[0].decode())
+        if entry.isdigit():
+            found = process_of(entry)
+            if found is not None:
+                table[int(entry)] = found
     return table
 
 
@@ -134,15 +142,21 @@ def _returncode(status: int) -> int:
     return os.WEXITSTATUS(status)
 
 
+def kill_all(pids, kill=os.kill) -> None:
+    """SIGKILL every one of *pids* still there (*kill*: the worker passes
+    the ``os.kill`` it saved before any module could replace it)."""
+    for pid in pids:
+        try:
+            kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
 def _sweep() -> None:
     """Kill and reap every descendant; returns when none is left."""
     me = os.getpid()
     while True:
-        for pid in descendants(me):
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
+        kill_all(descendants(me))
         try:
             os.wait()
         except ChildProcessError:

@@ -77,9 +77,6 @@ class KitState:
     #: The probes this run was to run (after pytest's own deselection), once
     #: collected; a probe among them without a record was lost.
     expected: list[str] | None = None
-    #: What pytest or xdist said of a probe that ended without a record
-    #: ("worker 'gw0' crashed while running ...").
-    crashes: dict[str, str] = field(default_factory=dict)
 
 
 STATE_KEY = pytest.StashKey[KitState]()

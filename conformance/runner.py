@@ -66,7 +66,7 @@ from pathlib import Path
 
 from conformance.clauses import GENERIC_CLAUSES
 from conformance.findings import Finding, failed, passed
-from conformance.keeper import descendants
+from conformance.keeper import descendants, kill_all, process_of
 
 #: Real seconds a new child may take to import the kit and say it is ready.
 STARTUP_TIMEOUT = 60.0
@@ -179,11 +179,7 @@ def _end(
         doomed = set(descendants(proc.pid))
         if worker:
             doomed.add(worker)
-        for pid in doomed:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
+        kill_all(doomed)
         for group in (worker, proc.pid):
             try:
                 if group and os.getpgid(group) == group:
@@ -198,11 +194,8 @@ def _end(
 
 def _stopped(pid: int) -> bool:
     """True if *pid* is stopped (a stop signal; not a debugger's trace)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            return f.read().rpartition(b")")[2].split()[:1] == [b"T"]
-    except OSError:
-        return False
+    found = process_of(pid)
+    return found is not None and found[1] == "T"
 
 
 def _status(code: int | None) -> str:

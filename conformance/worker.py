@@ -73,7 +73,7 @@ import time
 import traceback
 
 from conformance.findings import FAIL, Finding, failed
-from conformance.keeper import command_of, descendants, process_table
+from conformance.keeper import command_of, descendants, kill_all, process_table
 
 #: Exit status of a worker stopped by its own watchdog.
 EXIT_WATCHDOG = 70
@@ -456,11 +456,7 @@ def _stray_processes() -> Finding | None:
     found = [pid for pid in descendants(keeper, table) if pid != me]
     running = [pid for pid in found if table[pid][1] != "Z"]  # zombies: ended
     names = [f"{pid} ({command_of(pid)})" for pid in running]
-    for pid in found:
-        try:
-            _real_kill(pid, signal.SIGKILL)
-        except OSError:
-            pass
+    kill_all(found, _real_kill)
     for pid in found:  # ours to reap; the keeper reaps those it adopted
         if table[pid][0] == me:
             try:
