@@ -118,6 +118,7 @@ class JobManager:
         self._dirty = False
         #: Counters for statistics and benchmarks.
         self.stats = {"alloc_sent": 0, "withdrawn": 0, "started": 0, "completed": 0}
+        self._in_sched = 0
 
     # -- queries ----------------------------------------------------------------
 
@@ -129,6 +130,13 @@ class JobManager:
 
     def jobs_in(self, state: str) -> list[Job]:
         return [j for j in self.jobs.values() if j.state == state]
+
+    @property
+    def sched_count(self) -> int:
+        """How many jobs are in SCHED, kept as a count: a benchmark reads it
+        often, and scanning every job ever submitted would cost more than
+        the broker's own work."""
+        return self._in_sched
 
     def allocated_ranks(self) -> dict[int, int]:
         """Rank -> job id for every rank a job or housekeeping still holds."""
@@ -199,6 +207,7 @@ class JobManager:
             runtime = job.duration or self.default_runtime
         job.runtime = float(runtime)
         self.jobs[job.id] = job
+        self._in_sched += 1
         self.broker.transcript.note(
             "event", "job-manager", f"submit {job.f58} priority={job.priority}"
         )
@@ -594,6 +603,7 @@ class JobManager:
     def _start(self, job: Job, R: dict) -> None:
         job.R = R
         job.has_resources = True
+        self._in_sched -= 1
         job.state = RUN
         job.t_run = self.broker.now
         job.expiration = _expiration_of(R)
@@ -641,6 +651,8 @@ class JobManager:
     def _finish(self, job: Job, why: str) -> None:
         """The job leaves SCHED or RUN: release resources, become INACTIVE."""
         was_running = job.state == RUN
+        if job.state == SCHED:
+            self._in_sched -= 1
         job.state = CLEANUP
         job.t_end = self.broker.now
         self.broker.transcript.note("event", "job-manager", f"{job.f58} ends: {why}")

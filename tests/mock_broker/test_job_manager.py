@@ -54,6 +54,21 @@ def test_user_cancel_of_a_pending_job(make_broker):
     assert b.observer.violations == []
 
 
+def test_the_sched_count_follows_jobs_into_and_out_of_sched(make_broker):
+    b, a, jb = one_node_busy(make_broker)
+    counts = [b.jobs.sched_count]
+    jc = b.jobs.submit(whole_nodes(1), runtime=10)  # waits too
+    counts.append(b.jobs.sched_count)
+    b.jobs.cancel(jb)  # leaves SCHED without running
+    counts.append(b.jobs.sched_count)
+    b.jobs.cancel(a)  # a running job: jc starts on its node
+    b.run()
+    counts.append(b.jobs.sched_count)
+    assert counts == [1, 2, 1, 0]
+    assert b.jobs.job(jc).result == "completed"
+    assert b.jobs.sched_count == len(b.jobs.jobs_in("SCHED"))
+
+
 def test_late_success_for_a_cancelled_job_is_freed_at_once(make_broker):
     # The generator scheduler answers in a later reactor iteration than the
     # one that committed R: cancel the job in between, and the SUCCESS
