@@ -30,9 +30,11 @@ def priority_from_urgency(urgency: int) -> int:
     return urgency
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Job:
-    """One job as the job-manager tracks it."""
+    """One job as the job-manager tracks it (slotted: a long run keeps
+    tens of thousands, and each dict more is one more object for the
+    garbage collector to walk)."""
 
     id: int
     jobspec: dict
@@ -57,11 +59,14 @@ class Job:
     _end_token: int = 0
     #: The jobspec as the JSON text the alloc requests carry.
     jobspec_text: str = "null"
+    _f58: str = ""
 
-    @functools.cached_property
+    @property
     def f58(self) -> str:
         """The job's id in F58 (encoded once: notes name jobs often)."""
-        return id_encode(self.id, "f58")
+        if not self._f58:
+            self._f58 = id_encode(self.id, "f58")
+        return self._f58
 
     @property
     def duration(self) -> float:

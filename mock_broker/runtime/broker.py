@@ -417,7 +417,11 @@ class MockBroker:
         self.respond(link, msg, {})
 
     def _kvs_lookup(self, link, msg) -> None:
-        key = (msg.payload or {}).get("key", "")
+        payload = msg.payload
+        key = payload.get("key") if isinstance(payload, dict) else None
+        if not isinstance(key, str):
+            self.respond_error(link, msg, errno.EPROTO, "kvs.lookup: no key")
+            return
         try:
             value = self.kvs.lookup(key)
         except KVSError as exc:
