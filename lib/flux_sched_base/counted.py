@@ -740,9 +740,12 @@ class CountedPlanning:
 
     def _estimate(self, job, start: float) -> None:
         annotations = self.annotations
+        now = self.planner.now
         if (
-            annotations.estimate_stands(job.jobid, start)
+            annotations.estimate_stands(job.jobid, start, now)
             and annotations.get(job.jobid, "reason_pending") == REASON_RESOURCES
         ):
             return  # the usual case for a holder kept as it was
-        annotations.update(job, t_estimate=start, reason_pending=REASON_RESOURCES)
+        annotations.update(
+            job, now=now, t_estimate=start, reason_pending=REASON_RESOURCES
+        )

@@ -158,7 +158,9 @@ class FifoScheduler(PlanningScheduler):
                 break
             planner.promise(job.jobid, start, end, nodes)
             reason = REASON_RESOURCES if position == 0 else REASON_PRIORITY
-            self.annotations.update(job, t_estimate=start, reason_pending=reason)
+            self.annotations.update(
+                job, now=planner.now, t_estimate=start, reason_pending=reason
+            )
             floor, include_floor = start, True
             if self.cheap_yield():
                 yield
@@ -285,7 +287,9 @@ class FifoScheduler(PlanningScheduler):
                 end = planner.window_end(start, rr.duration)
                 planner.reserve(jobid, start, end, found[1])
             reason = REASON_RESOURCES if len(kept) == 1 else REASON_PRIORITY
-            self.annotations.update(job, t_estimate=start, reason_pending=reason)
+            self.annotations.update(
+                job, now=planner.now, t_estimate=start, reason_pending=reason
+            )
             floor, include_floor = start, True
             if not keep:
                 yield

@@ -97,3 +97,30 @@ def test_the_default_slack_is_read_when_the_book_is_made(monkeypatch):
     assert Annotations().estimate_slack == annotations.ESTIMATE_SLACK == 1.0
     monkeypatch.setattr(annotations, "ESTIMATE_SLACK", 0.0)
     assert Annotations().estimate_slack == 0.0
+
+
+def test_an_estimate_moving_earlier_by_less_than_its_share_of_the_wait_stands():
+    book, job = Annotations(estimate_slack=1.0, estimate_fraction=0.01), FakeJob(1)
+    assert book.update(job, now=0.0, t_estimate=10_000.0)
+    # 1% of the 9,950 s still ahead of 9,950 is 99.5 s: 50 s earlier stands
+    assert not book.update(job, now=0.0, t_estimate=9_950.0)
+    assert book.estimate_stands(1, 9_950.0, now=0.0)
+    # without now only the slack in seconds counts
+    assert not book.estimate_stands(1, 9_950.0)
+    # near the start the share shrinks: 50 s ahead of 9,950 s, 0.5 s share
+    assert not book.estimate_stands(1, 9_950.0, now=9_900.0)
+    assert book.update(job, now=9_900.0, t_estimate=9_950.0)
+    # later is always sent, whatever the share
+    assert book.update(job, now=0.0, t_estimate=9_950.5)
+    assert [m["sched"]["t_estimate"] for m in job.request.sent] == [
+        10_000.0,
+        9_950.0,
+        9_950.5,
+    ]
+
+
+def test_with_no_slack_and_no_share_every_move_is_sent():
+    book, job = Annotations(estimate_slack=0.0, estimate_fraction=0.0), FakeJob(1)
+    for start in (100.0, 99.999, 99.998):
+        assert book.update(job, now=0.0, t_estimate=start)
+    assert len(job.request.sent) == 3

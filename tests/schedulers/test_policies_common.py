@@ -237,6 +237,7 @@ def test_every_move_of_an_estimate_is_sent_without_slack(policy, monkeypatch):
     from flux_sched_base import annotations
 
     monkeypatch.setattr(annotations, "ESTIMATE_SLACK", 0.0)
+    monkeypatch.setattr(annotations, "ESTIMATE_FRACTION", 0.0)
     b, queued = _staggered_queue(policy)
     b.run()
     t0 = b.clock.epoch
@@ -245,6 +246,33 @@ def test_every_move_of_an_estimate_is_sent_without_slack(policy, monkeypatch):
     }
     assert sent[queued[1]] == pytest.approx([t0 + 100.01, t0 + 100.0])
     assert sent[queued[2]] == pytest.approx([t0 + 100.02, t0 + 100.01])
+
+
+@pytest.mark.parametrize("fraction, sent_for_last", [(None, 1), (0.0, 2)])
+@pytest.mark.parametrize("policy", ["fifo", "conservative"])
+def test_a_start_a_day_away_moving_a_minute_earlier_is_not_sent_again(
+    policy, fraction, sent_for_last, monkeypatch
+):
+    # One core: A (limit 100 s) ends 60 s early, at 40 s; B (limit 100,000 s)
+    # was to start at 100 s and starts at once, so C behind it moves from
+    # 100,100 to 100,040: 60 s earlier on a start 100,000 s away, less than
+    # ESTIMATE_FRACTION (1%) of the wait.  C starts 60 s before its estimate.
+    from flux_sched_base import annotations
+
+    if fraction is not None:
+        monkeypatch.setattr(annotations, "ESTIMATE_FRACTION", fraction)
+    b = start_broker(policy, machine=Machine.uniform(1, 1))
+    one_core = make_jobspec(slots=1, cores=1, duration=100)
+    b.jobs.submit(one_core, runtime=40)
+    b.run_until(b.now + 1)
+    b.jobs.submit(make_jobspec(slots=1, cores=1, duration=100_000), runtime=100_000)
+    last = b.jobs.submit(one_core, runtime=100)
+    b.run()
+    t0 = b.clock.epoch
+    sent = [v for _, v in estimate_history(b)[last] if v is not None]
+    assert sent == [t0 + 100_100, t0 + 100_040][:sent_for_last]
+    assert b.jobs.job(last).t_run == t0 + 100_040
+    b.observer.assert_clean()
 
 
 @pytest.mark.parametrize("policy", ["fifo", "conservative"])
