@@ -279,9 +279,9 @@ class Runner:
 
     A context manager; one child is reused across probes and restarted
     after a death, a hang or a recycle.  ``KeyboardInterrupt`` (or any
-    other exception) inside :meth:`run` kills the child and propagates; so
-    does a ``KeyboardInterrupt`` a scheduler callback raised in the child,
-    which is an interrupt of the run, not a crash of the module.
+    other exception) inside :meth:`run` kills the child and propagates; a
+    ``KeyboardInterrupt`` a scheduler callback raised in the child is the
+    module's (the child ignores SIGINT) and fails ``robust.no-crash``.
 
     Args:
         target: the scheduler, as ``flux module load`` takes it.
@@ -475,9 +475,6 @@ class Runner:
         if msg is _TIMEOUT:
             findings = [self._hung(name, wall, offset)]
             return ProbeOutcome(name, findings, time.perf_counter() - t0, {})
-        if msg.get("type") == "interrupted":
-            self._drop(kill=True)
-            raise KeyboardInterrupt
         elapsed = time.perf_counter() - t0
         findings = [Finding.from_dict(d) for d in msg.get("findings", ())]
         if _stopped(self._proc.pid):

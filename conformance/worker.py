@@ -20,9 +20,10 @@ the parent quotes as evidence.
   ``isolation`` names the generic clause that failed (``findings`` is then
   that one failure: the probe's other clauses get no verdict) or is null;
   ``recycle`` asks the parent to replace the worker.
-* A ``KeyboardInterrupt`` raised inside the probe (by a scheduler
-  callback) is answered ``{"type": "interrupted", "id"}``: the parent
-  raises ``KeyboardInterrupt`` and the run ends as interrupted.
+* The worker ignores SIGINT (a Ctrl-C interrupts the kit, which ends the
+  worker): a ``KeyboardInterrupt`` inside the probe was raised by the
+  scheduler, and fails ``robust.no-crash`` like any exception that
+  escapes it.
 * When the watchdog trips, the answer has ``"type": "fatal"`` and the
   worker ends itself with ``os._exit(70)`` (:data:`EXIT_WATCHDOG`).
 * When the module raises ``MemoryError``, ``{"type": "memory", "id"}`` is
@@ -488,15 +489,22 @@ def run_probe(request: dict, baseline: set) -> dict:
             limits=request.get("limits") or {},
             **options,
         )
-    except KeyboardInterrupt:
-        # Raised in a scheduler callback (SIGINT itself is ignored here):
-        # an interrupt of the whole run, which the parent re-raises.
-        return dict(type="interrupted", id=request.get("id"))
     except BaseException as exc:  # noqa: BLE001 - SystemExit at import, say
         traceback.clear_frames(exc.__traceback__)
         clause = "robust.memory" if isinstance(exc, MemoryError) else "robust.no-crash"
-        tb = _clip("".join(traceback.format_exception(exc)))
-        text = f"{type(exc).__name__} escaped the probe: {exc}"
+        from mock_broker.runtime.module_host import exception_text
+
+        try:
+            tb = _clip("".join(traceback.format_exception(exc)))
+        except BaseException as inner:  # noqa: BLE001 - the module's __str__
+            tb = f"(no traceback: formatting it raised {type(inner).__name__})"
+        text = f"the probe ended with {exception_text(exc, ctrl_c=False)}"
+        if isinstance(exc, KeyboardInterrupt):
+            # SIGINT is ignored here (a Ctrl-C interrupts the kit itself):
+            # the module raised it, and the mock broker lets it through.
+            text += (
+                " (raised by the scheduler, not a Ctrl-C: the worker ignores SIGINT)"
+            )
         escaped.append(STATE.fail(clause, text, traceback=tb))
     # What the hooks saw came first; then what ended the probe; then threads.
     budget = [f for f in findings if f.verdict == FAIL and f.clause in BUDGET_CLAUSES]

@@ -117,18 +117,22 @@ def test_ctrl_c_inside_a_callback_ends_run_as_an_interrupt():
     assert "module exited" not in proc.stdout  # nobody is blamed
 
 
-def test_ctrl_c_inside_a_callback_ends_conform_as_an_interrupt(tmp_path):
+def test_a_keyboard_interrupt_the_scheduler_raises_fails_no_crash(tmp_path):
+    # The kit's worker ignores SIGINT: a KeyboardInterrupt inside a callback
+    # is the module's own exception, not the user's Ctrl-C.
     cert = tmp_path / "c.json"
     proc = conform_one_clause("InterruptedInSchedule", cert)
-    assert proc.returncode == 130, proc.stdout + proc.stderr
-    assert proc.stderr == "flux-schedkit conform: interrupted\n"
-    assert "robust.no-crash" not in proc.stdout
-    assert "interrupted after" in proc.stdout and "no verdict" in proc.stdout
-    assert "Traceback" not in proc.stdout + proc.stderr
-    # Only the kit's words: not pytest's KeyboardInterrupt banner.
-    assert "KeyboardInterrupt" not in proc.stdout
-    assert "!!!" not in proc.stdout
-    assert not cert.exists()
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "interrupted" not in proc.stderr
+    assert "FAIL robust.no-crash" in proc.stdout
+    assert "KeyboardInterrupt (raised by the scheduler, not a Ctrl-C" in proc.stdout
+    assert f'{RAISING}", line {line_of("raise KeyboardInterrupt")}' in proc.stdout
+    crash = next(
+        c
+        for c in json.loads(cert.read_text())["clauses"]
+        if c["id"] == "robust.no-crash"
+    )
+    assert crash["verdict"] == "fail"
 
 
 def test_conform_locates_the_exception_in_the_report_and_certificate(tmp_path):

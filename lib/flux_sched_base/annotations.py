@@ -59,11 +59,10 @@ ESTIMATE_SLACK = 1.0
 
 #: Share of the wait still ahead by which a held start may move earlier
 #: without a new ``t_estimate``.  When one job ends early on a full
-#: machine, conservative backfilling moves most of a long queue earlier by
-#: a few seconds or minutes (10,000 queued: about 2,400 moves a pass,
-#: median 60 s, on starts days ahead); an estimate a day away is not made
-#: more useful by a minute, and each update is a message the job-manager
-#: processes and publishes.
+#: machine, conservative backfilling moves thousands of starts in a long
+#: queue earlier by seconds to hours (10,000 queued: about 2,400 moves a
+#: pass, median 60 s); an estimate a day away is not made more useful by a minute, and
+#: each update is a message the job-manager processes and publishes.
 ESTIMATE_FRACTION = 0.01
 
 _UNSET = object()

@@ -136,12 +136,13 @@ def where_raised(exc: BaseException, file: str | None) -> str:
     return f"{frame.f_code.co_filename}:{line} in {frame.f_code.co_name}"
 
 
-def exception_text(exc: BaseException) -> str:
+def exception_text(exc: BaseException, ctrl_c: bool = True) -> str:
     """``Type: message``, or ``Type`` when the message is empty.
 
     The exception is the module's, and so is its ``__str__``: when that
     raises or returns something odd, the text says so instead of raising
-    in the kit.  Only a KeyboardInterrupt goes through (Ctrl-C).
+    in the kit.  Only a KeyboardInterrupt goes through (Ctrl-C), unless
+    *ctrl_c* is false (where SIGINT is ignored, it is the module's too).
     """
     name = type(exc).__name__
     if not isinstance(name, str):  # a metaclass may make __name__ anything
@@ -149,7 +150,9 @@ def exception_text(exc: BaseException) -> str:
     try:
         text = str(exc)
     except KeyboardInterrupt:
-        raise
+        if ctrl_c:
+            raise
+        return f"{name} (its message could not be read: str() raised KeyboardInterrupt)"
     except BaseException as inner:  # noqa: BLE001 - the module's __str__ failed
         return f"{name} (its message could not be read: str() raised {type(inner).__name__})"
     return f"{name}: {text}" if text else name

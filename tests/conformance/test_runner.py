@@ -135,6 +135,7 @@ HOSTILE = [
     ("livelock_zero_timer", "robust.no-livelock", True, ["without the clock moving (limit 2000)", "reason_pending"]),
     ("livelock_timer_loop", "robust.no-livelock", True, ["in one reactor iteration", "limit 2000", "reason_pending"]),
     ("raise_in_callback", "robust.no-crash", False, ["KeyError", "raise_in_callback.py\", line 2", "return waiting["]),
+    ("keyboard_interrupt_callback", "robust.no-crash", True, ["KeyboardInterrupt", "keyboard_interrupt_callback.py\", line 2", "raise KeyboardInterrupt", "not a Ctrl-C"]),
 ]  # fmt: skip
 
 
@@ -180,7 +181,7 @@ def test_sys_exit_at_import_is_a_crash_not_the_kits(tmp_path):
     with Runner(str(module), [], budgets=BUDGETS) as runner:
         outcome = runner.run(PROBE)
         assert _verdicts(outcome) == {"robust.no-crash": FAIL}
-        assert "SystemExit escaped the probe: 3" in outcome.findings[0].evidence.text
+        assert "the probe ended with SystemExit: 3" in outcome.findings[0].evidence.text
         assert 'quits.py", line 2' in outcome.findings[0].evidence.traceback
 
 
@@ -403,6 +404,30 @@ def _module(tmp_path, name: str, body: str) -> Path:
         )
     )
     return module
+
+
+def test_an_exception_whose_text_raises_keyboard_interrupt_is_still_a_crash(
+    tmp_path,
+):
+    module = _module(
+        tmp_path,
+        "odd_text",
+        """
+        class Odd(BaseException):
+            def __str__(self):
+                raise KeyboardInterrupt
+        if self._queue:
+            raise Odd()
+        """,
+    )
+    with Runner(str(module), [], budgets=BUDGETS) as runner:
+        outcome = runner.run(PROBE)
+    # The text of Odd raised the KeyboardInterrupt, in the module's code:
+    # that is what ended the probe, and the traceback shows where.
+    assert _verdicts(outcome) == {"robust.no-crash": FAIL}
+    evidence = outcome.findings[0].evidence
+    assert "KeyboardInterrupt (raised by the scheduler" in evidence.text
+    assert "in __str__" in evidence.traceback
 
 
 @pytest.mark.parametrize("sig", ["SIGKILL", "SIGINT", "SIGTERM"])

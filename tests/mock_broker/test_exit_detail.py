@@ -9,7 +9,11 @@ import pytest
 from mock_broker_helpers import sched, whole_nodes
 
 from mock_broker.machine import Machine
-from mock_broker.runtime.module_host import describe_raised, where_raised
+from mock_broker.runtime.module_host import (
+    describe_raised,
+    exception_text,
+    where_raised,
+)
 
 RAISING = Path(sched("raising.py"))
 
@@ -96,3 +100,25 @@ def test_flux_pythons_handler_failing_on_such_an_exception_is_reported(make_brok
     broker = crash(make_broker, "UnprintableInAlloc")
     where = f"{RAISING}:{line_of('no str for you')} in __str__"
     assert exit_note(broker) == f"module exited: ValueError: no str for you at {where}"
+
+
+class _OddText(Exception):
+    def __init__(self, raises: type[BaseException]):
+        self.raises = raises
+
+    def __str__(self):
+        raise self.raises
+
+
+def test_an_exception_whose_text_cannot_be_read_is_named_all_the_same():
+    assert exception_text(ValueError("x")) == "ValueError: x"
+    assert exception_text(ValueError()) == "ValueError"
+    assert exception_text(_OddText(RuntimeError)) == (
+        "_OddText (its message could not be read: str() raised RuntimeError)"
+    )
+    # Ctrl-C goes through, unless SIGINT is ignored (the kit's worker)
+    with pytest.raises(KeyboardInterrupt):
+        exception_text(_OddText(KeyboardInterrupt))
+    assert exception_text(_OddText(KeyboardInterrupt), ctrl_c=False) == (
+        "_OddText (its message could not be read: str() raised KeyboardInterrupt)"
+    )

@@ -6,7 +6,8 @@ error, so only the log knows where it came from.
 ``RaisesBelowItsOwnCode``: ``schedule()`` calls into the standard library,
 which raises there; the report must still name this file's line.
 ``InterruptedInSchedule``: ``schedule()`` raises ``KeyboardInterrupt``, as
-a Ctrl-C landing inside a callback does.
+a Ctrl-C landing inside a callback does in ``flux-schedkit run``; the
+kit's worker ignores SIGINT, so there it is the module's own crash.
 ``UnprintableInSchedule``, ``UnprintableInAlloc``: raise an exception whose
 ``__str__`` raises, uncaught and caught by flux-python's handler.
 """
