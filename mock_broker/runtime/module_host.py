@@ -54,6 +54,12 @@ def _load_python_module(target: str):
     if target.endswith(".py") or os.sep in target:
         path = os.path.abspath(target)
         if not os.path.isfile(path):
+            # A directory or a device (/dev/zero, a FIFO) would never read
+            # as a module, or never end reading: refused before opening.
+            if os.path.isdir(path):
+                raise ModuleLoadError(f"{target}: Is a directory")
+            if os.path.exists(path):
+                raise ModuleLoadError(f"{target}: not a regular file")
             raise ModuleLoadError(f"{target}: No such file or directory")
         stem = os.path.splitext(os.path.basename(path))[0]
         unique = f"_schedkit_module_{stem.replace('-', '_')}_{abs(hash(path))}"

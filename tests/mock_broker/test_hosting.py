@@ -4,6 +4,7 @@ can fail to load gives one ModuleLoadError naming the module and the cause."""
 from __future__ import annotations
 
 import gc
+import os
 import textwrap
 from pathlib import Path
 
@@ -89,6 +90,21 @@ def test_missing_file(make_broker, tmp_path):
     b = make_broker()
     missing = str(tmp_path / "no_such_sched.py")
     assert load_error(b, missing) == f"{missing}: No such file or directory"
+
+
+def test_a_directory_or_a_device_named_py_is_refused_unread(make_broker, tmp_path):
+    # /dev/zero behind a .py name would never end reading; a FIFO would
+    # wait for a writer: neither is opened.
+    folder = tmp_path / "folder.py"
+    folder.mkdir()
+    fifo = tmp_path / "fifo.py"
+    os.mkfifo(fifo)
+    zero = tmp_path / "zero.py"
+    zero.symlink_to("/dev/zero")
+    b = make_broker()
+    assert load_error(b, str(folder)) == f"{folder}: Is a directory"
+    assert load_error(b, str(fifo)) == f"{fifo}: not a regular file"
+    assert load_error(b, str(zero)) == f"{zero}: not a regular file"
 
 
 def test_a_file_without_the_py_suffix_is_not_a_python_module(make_broker, tmp_path):
