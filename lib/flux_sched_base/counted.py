@@ -15,6 +15,8 @@ it for such queues.
 from __future__ import annotations
 
 import bisect
+import heapq
+import itertools
 import math
 import time
 
@@ -27,6 +29,7 @@ from flux_sched_base.annotations import (
     REASON_RESOURCES,
     RESERVED,
 )
+from flux_sched_base.scheduler import queue_order
 
 INF = math.inf
 
@@ -291,7 +294,12 @@ class CountedPlanning:
         return self._fresh_counted()
 
     def _fresh_counted(self):
-        """:meth:`plan_counted` for a finite depth: reservations afresh."""
+        """:meth:`plan_counted` for a finite depth: reservations afresh.
+
+        Jobs are taken in queue order until :attr:`reservation_depth` of
+        them hold a reservation; the jobs behind start now if they fit
+        around those (:meth:`_backfill_counted`).
+        """
         planner = self.planner
         planner.begin_pass(time.time())
         now = planner.now
@@ -300,35 +308,29 @@ class CountedPlanning:
             planner.drop(jobid, lighten=False)  # left by a pass that planned ranks
         planner.promises.clear()
         profile = None  # built when the first job does not fit now
-        least = self.least_units()
-        failed = _Frontier()  # (units, end) that did not fit now
         holders: set[int] = set()
         keep: set[int] = set()  # annotated: holders and jobs with no estimate
         waiting = False
-        for job in self.pending_jobs():
+        cutoff = None  # queue key of the last job taken in order
+        jobs = self.pending_jobs()
+        for job in jobs:
+            if len(holders) >= depth:
+                if profile is None:
+                    profile = self.count_profile()
+                rest = itertools.chain((job,), jobs)
+                yield from self._backfill_counted(profile, rest, cutoff, waiting)
+                break
+            cutoff = queue_order(job)
             if profile is None:
                 if self._start_before_planning(job, waiting):
                     yield
                     continue
                 profile = self.count_profile()
-            reserving = len(holders) < depth
-            if not reserving and profile.free_now < least:
-                break  # nothing can start now, and no reservation is left
             nodes = self.units(job.jobid)
             duration = job.resource_request.duration
             start = None
             if nodes <= profile.capacity:
-                if reserving:
-                    start = profile.earliest(nodes, planner.window(duration))
-                else:
-                    end = planner.window_end(now, duration)
-                    # Starts only take nodes away: what did not fit with
-                    # fewer nodes and an earlier end does not fit now.
-                    if not failed.covers(nodes, end):
-                        if profile.fits_now(end, nodes):
-                            start = now
-                        else:
-                            failed.add(nodes, end)
+                start = profile.earliest(nodes, planner.window(duration))
             if start == now and profile.free_now >= nodes:
                 started = self._start_counted(job, waiting)
                 if started is not None:
@@ -337,10 +339,6 @@ class CountedPlanning:
                     yield
                     continue
             waiting = True
-            if not reserving:
-                if self.cheap_yield():
-                    yield
-                continue
             keep.add(job.jobid)
             if start is None:
                 self.annotations.update(
@@ -353,6 +351,91 @@ class CountedPlanning:
                 self._estimate(job, start)
             yield
         self._clear_others(keep)
+
+    def _backfill_counted(self, profile, rest, cutoff, waiting: bool):
+        """Start, in queue order, the jobs *rest* (the queue after *cutoff*,
+        a queue key or None for all of it) that fit now in *profile* for
+        their whole window, around the reservations it holds.
+
+        Starts only take units away: what did not fit with as few units and
+        as early an end does not fit later in the pass (a frontier of such
+        requests), and once that rules out the smallest request with the
+        shortest limit, no job left can start.  Identical requests
+        (:meth:`~flux_sched_base.scheduler.PlanningScheduler.
+        identical_groups`) fit or not alike, so on a long queue of few
+        distinct requests the scan walks one job per group (a heap of group
+        heads in queue order, a group's next job once its head has started,
+        a group dropped when its head does not fit).  Listing the groups
+        costs one step per group: the scan goes job by job until it has
+        taken as many steps, then by group, so it costs at most about twice
+        the cheaper of the two.
+        """
+        planner = self.planner
+        now = planner.now
+        least = self.least_units()
+        # The earliest end of any pending job started now.
+        shortest_end = planner.window_end(now, self.shortest_duration() or 0.0)
+        failed = _Frontier()  # (units, end) that did not fit now
+        groups = self.identical_group_count()
+        steps = 0
+
+        def attempt(job) -> str:
+            """Start *job* if it fits: ``"answered"`` if it started or was
+            denied, ``"no room"`` if the allocator found none after all,
+            ``"no"`` if it does not fit, ``"done"`` if no job left can."""
+            nonlocal waiting
+            nodes = self.units(job.jobid)
+            duration = job.resource_request.duration
+            end = planner.window_end(now, duration)
+            if nodes > profile.capacity or failed.covers(nodes, end):
+                waiting = True
+                return "no"
+            if not (profile.free_now >= nodes and profile.fits_now(end, nodes)):
+                waiting = True
+                failed.add(nodes, end)
+                return "done" if failed.covers(least, shortest_end) else "no"
+            started = self._start_counted(job, waiting)
+            if started is None:
+                waiting = True
+                return "no room"
+            if started:
+                self._hold_counts(profile, None, now, duration, nodes)
+            return "answered"
+
+        for job in rest:
+            if profile.free_now < least:
+                return  # nothing can start now
+            if steps >= groups:
+                break  # the rest by group, from the job after *cutoff*
+            steps += 1
+            cutoff = queue_order(job)
+            outcome = attempt(job)
+            if outcome == "done":
+                return
+            if outcome == "answered" or self.cheap_yield():
+                yield
+        else:
+            return
+        heap = [
+            (queue_order(job), n, key, job)
+            for n, (key, job) in enumerate(self.identical_groups(cutoff))
+        ]
+        heapq.heapify(heap)
+        serial = len(heap)
+        while heap and profile.free_now >= least:
+            order, _, key, job = heapq.heappop(heap)
+            outcome = attempt(job)
+            if outcome == "done":
+                return
+            if outcome != "no":  # the group's next job may fit as well
+                following = self.next_identical(key, order)
+                if following is not None:
+                    serial += 1
+                    heapq.heappush(
+                        heap, (queue_order(following), serial, key, following)
+                    )
+            if outcome == "answered" or self.cheap_yield():
+                yield
 
     def _compress_counted(self):
         """:meth:`plan_counted` for unlimited depth: keep and compress.

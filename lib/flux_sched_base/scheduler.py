@@ -54,6 +54,12 @@ def queue_order(job: PendingJob):
     return (-job.priority, job.jobid)
 
 
+def _duration_key(duration: float) -> float:
+    """A duration as :meth:`PlanningScheduler.shortest_duration` orders it:
+    no limit (0) is the longest."""
+    return duration if duration > 0.0 else math.inf
+
+
 def _shape(request):
     """A hashable key for requests with the same resource shape, or None."""
     try:
@@ -121,6 +127,8 @@ class PlanningScheduler(KnownIds):
         self._pending: dict[int, PendingJob] = {}
         self._needs: dict[int, tuple[int, int, int, int]] = {}
         self._min_needs = SortedList()
+        # (duration, jobid) of the pending jobs, no limit as infinity.
+        self._durations = SortedList()
         # Jobs with identical requests (shape and duration), each bucket in
         # priority order: a backfill scan only needs each bucket's first job.
         self._bucket_of: dict[int, tuple] = {}
@@ -297,6 +305,7 @@ class PlanningScheduler(KnownIds):
         need = self.planner.need(rr)
         self._needs[jobid] = need
         self._min_needs.add((need[0], jobid))
+        self._durations.add((_duration_key(rr.duration), jobid))
         key = (shape, rr.duration)
         if key[0] is None:
             key = ("unique", jobid)
@@ -419,6 +428,9 @@ class PlanningScheduler(KnownIds):
         self._unclassify(job.jobid)
         need = self._needs.pop(job.jobid)
         self._min_needs.remove((need[0], job.jobid))
+        self._durations.remove(
+            (_duration_key(job.resource_request.duration), job.jobid)
+        )
         self.annotations.forget(job.jobid)
         if self.planner is not None:
             self.planner.drop(job.jobid)
@@ -454,6 +466,14 @@ class PlanningScheduler(KnownIds):
         """Fewest cores any pending job needs (None if the queue is empty)."""
         return self._min_needs[0][0] if self._min_needs else None
 
+    def shortest_duration(self) -> float | None:
+        """Shortest duration any pending job asks for (0: none asks for a
+        limit, so the shortest is unlimited; None if the queue is empty)."""
+        if not self._durations:
+            return None
+        shortest = self._durations[0][0]
+        return 0.0 if shortest == math.inf else shortest
+
     def need(self, job: PendingJob) -> tuple[int, int, int, int]:
         """Lower bounds on what *job* needs (see ``Planner.need``)."""
         return self._needs[job.jobid]
@@ -475,6 +495,11 @@ class PlanningScheduler(KnownIds):
                 heads.append((key, job))
         heads.sort(key=lambda kj: queue_order(kj[1]))
         return heads
+
+    def identical_group_count(self) -> int:
+        """How many groups of identical requests the queue holds (what
+        :meth:`identical_groups` costs to list)."""
+        return len(self._buckets)
 
     def next_identical(self, key: tuple, after) -> PendingJob | None:
         """The first job of group *key* after queue key *after*."""

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from unittest import mock
+
 from conftest import estimate_history, last_estimates, start_broker
 from conftest import whole_nodes as _nodes
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from flux_sched_base.scheduler import PlanningScheduler
 from mock_broker.jobspec import make_jobspec
+from mock_broker.machine import Machine
 
 
 def test_short_job_backfills_before_the_shadow_time():
@@ -178,4 +182,36 @@ def test_estimates_are_exact_when_runtimes_equal_durations(jobs):
     last = last_estimates(b)
     for jobid, estimate in last.items():
         assert b.jobs.job(jobid).t_run == estimate
+    b.observer.assert_clean()
+
+
+def _single(nodes: int, limit: float) -> dict:
+    return make_jobspec(slots=nodes, cores=1, duration=limit)
+
+
+def test_backfill_scan_of_a_long_queue_tries_one_job_per_request():
+    # 4 single-core nodes, 2 busy until 100; the head (4 nodes) reserves
+    # them all at 100.  Behind it, 300 jobs of two requests that do not
+    # fit now (3 nodes), then a 1-node job that ends before the shadow
+    # time: the scan looks at a job of each request, not at all 300.
+    b = start_broker("easy", machine=Machine.uniform(4, 1))
+    b.jobs.submit(_single(2, 100), runtime=100)
+    b.run_until_quiet()
+    head = b.jobs.submit(_single(4, 100), runtime=100)
+    for k in range(300):
+        b.jobs.submit(_single(3, 50 if k % 2 else 200), runtime=10)
+    b.run_until_quiet()
+    looked_at = []
+    units = PlanningScheduler.units
+
+    def counting(scheduler, jobid):
+        looked_at.append(jobid)
+        return units(scheduler, jobid)
+
+    with mock.patch.object(PlanningScheduler, "units", counting):
+        short = b.jobs.submit(_single(1, 50), runtime=50)
+        b.run_until_quiet()
+    assert b.jobs.job(short).state == "RUN"
+    assert b.jobs.job(head).state == "SCHED"
+    assert len(looked_at) <= 12  # a plain scan: more than 300
     b.observer.assert_clean()

@@ -243,3 +243,23 @@ def test_tie_order_matches_the_model():
     for policy, depth in POLICIES:
         starts = run_workload(policy, Machine.uniform(4, 1), jobs, single_cores, depth)
         assert mismatches(starts, expected(policy, 4, jobs, depth)) == [], policy
+
+
+def few_requests_workload():
+    """Long queues of few distinct requests (sizes 1-3, two limits):
+    the backfill scan of a depth-limited pass walks them by group."""
+    job = st.tuples(
+        st.integers(0, 12).map(lambda n: 5.0 * n),  # submit (ties allowed)
+        st.integers(1, 3),
+        st.sampled_from([20.0, 40.0]),  # time limit
+        st.sampled_from([1.0, 0.5, 0.25]),  # runtime / limit
+    ).map(lambda j: (j[0], j[1], j[2], j[2] * j[3]))
+    return st.lists(job, min_size=30, max_size=60)
+
+
+@pytest.mark.parametrize("policy, depth", [("easy", None), ("hybrid", 2)])
+@_few
+@given(few_requests_workload())
+def test_long_queues_of_few_requests_random_workloads(policy, depth, jobs):
+    starts = run_workload(policy, Machine.uniform(5, 1), jobs, single_cores, depth)
+    assert mismatches(starts, expected(policy, 5, jobs, depth)) == []
