@@ -28,7 +28,11 @@ verdict at all: what the probe saw was a consequence.
 ``callback_wall``
     Real seconds one reactor callback, module load or ``mod_main`` phase
     may take; enforced by the child's watchdog (``callbacks.prompt`` or
-    ``robust.no-hang``).
+    ``robust.no-hang``).  That watchdog is a thread: a scheduler holding
+    the interpreter lock in C code, or a stopped child, stops it, and its
+    signs of life with it; after ``callback_wall`` and
+    :data:`SILENCE_GRACE` seconds without one the probe ends as over its
+    wall budget does (``robust.no-hang``, the stacks, SIGKILL).
 ``messages_per_instant``
     Messages from modules at one virtual instant (``robust.no-livelock``).
 ``memory_mb``
@@ -74,12 +78,17 @@ STARTUP_TIMEOUT = 60.0
 STACK_DUMP_WAIT = 1.0
 #: How long a child that should be exiting gets before SIGKILL (s).
 EXIT_GRACE = 2.0
+#: Seconds past the callback budget a worker in a probe may go without a
+#: sign of life (its watchdog's beats, :data:`conformance.worker.BEAT`)
+#: before it counts as stuck where its own watchdog cannot see.
+SILENCE_GRACE = 5.0
 #: Characters of the child's log quoted as evidence.
 LOG_TAIL = 8000
 #: Longest result line read from the worker (bytes); longer is garbled.
 MAX_LINE = 64 << 20
 
 _TIMEOUT = object()
+_SILENT = object()
 _FRAME = re.compile(r'File "([^"]+)", line (\d+),? in (\S+)')
 
 
@@ -472,8 +481,9 @@ class Runner:
             gone = exc if isinstance(exc, _ChildGone) else _ChildGone(str(exc))
             findings = [self._died(name, offset, gone)]
             return ProbeOutcome(name, findings, time.perf_counter() - t0, {})
-        if msg is _TIMEOUT:
-            findings = [self._hung(name, wall, offset)]
+        if msg is _TIMEOUT or msg is _SILENT:
+            silent = self.budgets.callback_wall + SILENCE_GRACE
+            findings = [self._hung(name, wall, offset, silent if msg is _SILENT else 0)]
             return ProbeOutcome(name, findings, time.perf_counter() - t0, {})
         elapsed = time.perf_counter() - t0
         findings = [Finding.from_dict(d) for d in msg.get("findings", ())]
@@ -497,11 +507,20 @@ class Runner:
         return ProbeOutcome(name, findings, elapsed, dict(msg.get("stats") or {}))
 
     def _receive(self, deadline: float):
+        """The worker's answer to the probe in progress: its result,
+        :data:`_TIMEOUT` at *deadline*, or :data:`_SILENT` when it sent no
+        sign of life for longer than the callback budget and
+        :data:`SILENCE_GRACE`."""
+        silence = self.budgets.callback_wall + SILENCE_GRACE
+        alive = time.perf_counter()
         while True:
-            msg = self._results.read(deadline)
+            msg = self._results.read(min(deadline, alive + silence))
             if msg is _TIMEOUT:
-                return msg
+                return msg if time.perf_counter() >= deadline else _SILENT
             if msg.get("id") != self._seq:
+                continue
+            alive = time.perf_counter()
+            if msg.get("type") == "beat":
                 continue
             if msg.get("type") == "memory":  # said before a result, or a death
                 self._memory = True
@@ -548,8 +567,9 @@ class Runner:
             tail = "(the worker's log is empty)"
         return failed(clause, probe, text, traceback=tail)
 
-    def _hung(self, probe: str, wall: float, offset: int) -> Finding:
-        """The probe overran its wall budget: stacks, then SIGKILL."""
+    def _hung(self, probe: str, wall: float, offset: int, silent: float = 0) -> Finding:
+        """The probe overran its wall budget, or the worker was *silent*
+        (seconds without a sign of life): stacks, then SIGKILL."""
         mark = self._log_size()
         proc = self._proc
         try:
@@ -567,10 +587,21 @@ class Runner:
         self._drop(kill=True)
         stacks = self._tail(mark).strip() or self._tail(offset).strip()
         where = _located(stacks, self.target).replace(" at ", " (stuck at ", 1)
+        if silent:
+            what = (
+                f"The worker running the scheduler gave no sign of life for "
+                f"{silent:g} s{where and where + ')'}: its watchdog thread could not "
+                "run, so the scheduler held the interpreter lock in C code (a long "
+                "computation that never lets other threads run) or stopped the "
+                "process"
+            )
+        else:
+            what = (
+                f"The probe did not finish within its wall budget of {wall:g} s"
+                f"{where and where + ')'}"
+            )
         text = (
-            f"The probe did not finish within its wall budget of {wall:g} s"
-            f"{where and where + ')'}; the worker was sent SIGUSR1 for its thread "
-            "stacks, then SIGKILL."
+            f"{what}; the worker was sent SIGUSR1 for its thread stacks, then SIGKILL."
         )
         return failed("robust.no-hang", probe, text, traceback=stacks)
 

@@ -26,6 +26,10 @@ the parent quotes as evidence.
   escapes it.
 * When the watchdog trips, the answer has ``"type": "fatal"`` and the
   worker ends itself with ``os._exit(70)`` (:data:`EXIT_WATCHDOG`).
+* While a probe runs, the watchdog thread sends ``{"type": "beat", "id"}``
+  every :data:`BEAT` seconds: a scheduler that holds the interpreter lock
+  in C code (``sum(range(10**13))``) starves that thread as well as the
+  checks it makes, and the parent, missing the beats, ends the worker.
 * When the module raises ``MemoryError``, ``{"type": "memory", "id"}`` is
   sent at once, before the answer: a death that follows is then judged
   ``robust.memory``, whatever the log says.
@@ -82,6 +86,10 @@ EXIT_WATCHDOG = 70
 BUDGET_CLAUSES = ("robust.memory", "robust.no-livelock")
 #: How often the watchdog looks (seconds).
 POLL = 0.05
+#: How often, during a probe, the watchdog tells the parent it can run
+#: (seconds): a scheduler that holds the interpreter lock in C code (or
+#: stops the worker) stops these signs of life, and the parent ends it.
+BEAT = 0.5
 #: How long finishing threads get to end before they count as stray (s).
 THREAD_GRACE = 1.0
 #: Largest stack or transcript text put in evidence (characters).
@@ -95,6 +103,9 @@ MAX_ITEM = 4096
 _MULTILINE = ("excerpt", "traceback")
 
 _real_exit, _real_kill = os._exit, os.kill
+# Likewise the watchdog's clock and sleep: a module that replaces
+# time.perf_counter or time.sleep does not blind it.
+_clock, _sleep = time.perf_counter, time.sleep
 # Bound before any module loads: one that patches json.dumps or os.write
 # in its process does not garble what the worker reports.
 _dumps, _write = json.dumps, os.write
@@ -170,19 +181,20 @@ class _State:
 
     def begin(self, request: dict) -> None:
         self.request = request
+        self.probing = bool(request)  # the watchdog sends signs of life
         self.callback_wall = float(request.get("callback_wall") or 5.0)
         self.dispatch_limit = (request.get("limits") or {}).get("messages_per_instant")
         self.stack, self.events, self.callbacks, self.slowest = [], [], 0, 0.0
 
     def timed(self, activity: _Activity, fn, *args):
         """Call *fn* while the watchdog times *activity*."""
-        activity.start = time.perf_counter()
+        activity.start = _clock()
         self.stack.append(activity)
         try:
             return fn(*args)
         finally:
             self.stack.remove(activity)
-            self.slowest = max(self.slowest, time.perf_counter() - activity.start)
+            self.slowest = max(self.slowest, _clock() - activity.start)
 
     def fail(self, clause: str, text: str, broker=None, **more) -> Finding:
         probe = self.request.get("probe", "")
@@ -280,11 +292,20 @@ def _stuck(activity: _Activity) -> Finding:
 
 
 def _watchdog(channel: _Channel) -> None:
+    beat = 0.0
     while True:
-        time.sleep(POLL)
+        _sleep(POLL)
+        if STATE.probing and _clock() - beat >= BEAT:
+            beat = _clock()
+            try:
+                channel.send({"type": "beat", "id": STATE.request.get("id")})
+            except MemoryError:
+                pass  # the next one
+            except OSError:
+                _real_exit(EXIT_WATCHDOG)  # the parent is gone
         try:
             activity = STATE.stack[-1] if STATE.stack else None
-            late = activity and time.perf_counter() - activity.start
+            late = activity and _clock() - activity.start
             if not late or late <= STATE.callback_wall:
                 continue
             finding = _stuck(activity)
@@ -424,11 +445,11 @@ def trace_exits() -> None:
 
 def _stray_threads(baseline: set) -> Finding | None:
     """A failure naming the live threads the kit did not start, if any."""
-    deadline = time.perf_counter() + THREAD_GRACE
+    deadline = _clock() + THREAD_GRACE
     strays = []
     for t in threading.enumerate():
         if t not in baseline:
-            t.join(max(0.0, deadline - time.perf_counter()))  # a module finishing
+            t.join(max(0.0, deadline - _clock()))  # a module finishing
             if t.is_alive():
                 strays.append(t)
     if not strays:
@@ -476,9 +497,16 @@ def _stray_processes() -> Finding | None:
 
 def run_probe(request: dict, baseline: set) -> dict:
     """Run one requested probe; return the answer to send back."""
+    STATE.begin(request)
+    try:
+        return _run_probe(request, baseline)
+    finally:
+        STATE.probing = False
+
+
+def _run_probe(request: dict, baseline: set) -> dict:
     from conformance.probes import execute
 
-    STATE.begin(request)
     findings, stats, escaped = [], {}, []
     options = {k: request[k] for k in ("policy", "seed", "examples") if k in request}
     try:

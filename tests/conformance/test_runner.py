@@ -199,6 +199,21 @@ def test_a_loop_that_holds_the_gil_is_stopped_by_the_probe_wall_budget():
     assert "Current thread" in finding.evidence.traceback  # faulthandler's dump
 
 
+def test_a_loop_that_holds_the_gil_ends_when_the_worker_falls_silent():
+    """Under a long probe budget, the missing signs of life of the worker's
+    watchdog end the probe after the callback budget and the grace."""
+    budgets = Budgets(probe_wall=120.0, callback_wall=1.0, memory_mb=768)
+    path = GALLERY / "hang_gil_import.py"
+    with Runner(str(path), [], budgets=budgets) as runner:
+        outcome = runner.run(PROBE)
+    [finding] = outcome.findings
+    assert finding.clause == "robust.no-hang" and finding.verdict == FAIL
+    assert "gave no sign of life for 6 s" in finding.evidence.text
+    assert "hang_gil_import.py:13 in <module>" in finding.evidence.text
+    assert "wall budget" not in finding.evidence.text
+    assert "Current thread" in finding.evidence.traceback
+
+
 def test_the_runner_goes_on_after_a_death():
     with Runner(str(GALLERY / "os_exit_callback.py"), [], budgets=BUDGETS) as runner:
         before = runner.run(OTHER)
