@@ -482,8 +482,8 @@ class Runner:
             findings = [self._died(name, offset, gone)]
             return ProbeOutcome(name, findings, time.perf_counter() - t0, {})
         if msg is _TIMEOUT or msg is _SILENT:
-            silent = self.budgets.callback_wall + SILENCE_GRACE
-            findings = [self._hung(name, wall, offset, silent if msg is _SILENT else 0)]
+            silent = self._silence() if msg is _SILENT else 0
+            findings = [self._hung(name, wall, offset, silent)]
             return ProbeOutcome(name, findings, time.perf_counter() - t0, {})
         elapsed = time.perf_counter() - t0
         findings = [Finding.from_dict(d) for d in msg.get("findings", ())]
@@ -506,12 +506,16 @@ class Runner:
             findings += [passed(c) for c in GENERIC_CLAUSES if c not in judged]
         return ProbeOutcome(name, findings, elapsed, dict(msg.get("stats") or {}))
 
+    def _silence(self) -> float:
+        """Seconds a worker in a probe may go without a sign of life."""
+        return self.budgets.callback_wall + SILENCE_GRACE
+
     def _receive(self, deadline: float):
         """The worker's answer to the probe in progress: its result,
         :data:`_TIMEOUT` at *deadline*, or :data:`_SILENT` when it sent no
         sign of life for longer than the callback budget and
         :data:`SILENCE_GRACE`."""
-        silence = self.budgets.callback_wall + SILENCE_GRACE
+        silence = self._silence()
         alive = time.perf_counter()
         while True:
             msg = self._results.read(min(deadline, alive + silence))

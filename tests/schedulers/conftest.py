@@ -29,10 +29,10 @@ def _check_kept_searches(monkeypatch):
     """Every holder an unlimited-depth pass keeps because another's search
     covers its own is searched for as well (a start found fails the pass);
     searches are kept on profiles of any length (not only long ones)."""
-    from flux_sched_base import counted
+    from flux_sched_base import compression, counted
 
     monkeypatch.setattr(counted.CountedPlanning, "check_kept_searches", True)
-    monkeypatch.setattr(counted._KeptSearches, "MIN_STEPS", 0)
+    monkeypatch.setattr(compression.KeptSearches, "MIN_STEPS", 0)
 
 
 @pytest.fixture(autouse=True)

@@ -2,7 +2,7 @@
 
 A holder is not searched for when too few nodes are free before its start
 or the plan has got lighter nowhere before its reservation's end since its
-last turn (``_Lightening``), and a holder that is searched for keeps its
+last turn (``Lightening``), and a holder that is searched for keeps its
 reservation held while it looks for an earlier start
 (``CountedPlanning._keeps``).  All of it must be invisible: the same workload, with passes
 cut short by arrivals in the middle, run once as shipped and once with
@@ -20,7 +20,7 @@ from conftest import estimate_history, start_broker, whole_nodes
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from flux_sched_base import counted
+from flux_sched_base import compression, counted
 from flux_sched_base.counts import NodeProfile
 from flux_sched_base.scheduler import PlanningScheduler
 
@@ -106,7 +106,7 @@ def test_a_pass_cut_short_passes_on_what_it_moved():
     # The arrival comes as the second holder's turn begins: its alloc
     # request reaches the scheduler when that turn yields.
     arrivals = []
-    turn = counted._Lightening.turn
+    turn = compression.Lightening.turn
 
     def turn_and_arrive(light, jobid):
         turn(light, jobid)
@@ -114,7 +114,7 @@ def test_a_pass_cut_short_passes_on_what_it_moved():
             arrivals.append(b.jobs.submit(whole_nodes(1, 10), runtime=10))
 
     aborted = b.stats()["passes_aborted"]
-    with mock.patch.object(counted._Lightening, "turn", turn_and_arrive):
+    with mock.patch.object(compression.Lightening, "turn", turn_and_arrive):
         b.run_until(t0 + 10)
         with b.clock.active():
             while not arrivals:
@@ -163,7 +163,7 @@ def test_a_search_that_found_nothing_covers_those_asking_more():
     profile = NodeProfile(0.0, 2, [])
     profile.hold(0.0, 60.0, 2)
     profile.hold(60.0, 100.0, 1)
-    kept = counted._KeptSearches()
+    kept = compression.KeptSearches()
     kept.MIN_STEPS = 0  # (kept only on long profiles as shipped)
     assert not kept.covers(profile, 2, 50.0, 100.0, 100.0)
     assert profile.earliest(2, lambda t: t + 50.0, before=100.0, cap=100.0) is None
@@ -178,7 +178,7 @@ def test_a_search_that_found_nothing_covers_those_asking_more():
     assert not kept.covers(profile, 2, 80.0, 120.0, 100.0)
     assert profile.earliest(2, lambda t: t + 50.0, before=100.0, cap=120.0) == 60.0
     # A profile shorter than MIN_STEPS is searched every time.
-    shipped = counted._KeptSearches()
+    shipped = compression.KeptSearches()
     shipped.MIN_STEPS = len(profile.t) + 1
     shipped.covers(profile, 2, 50.0, 100.0, 100.0)
     shipped.add(2, 50.0, 100.0, 100.0)
