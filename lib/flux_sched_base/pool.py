@@ -14,7 +14,9 @@ flux-python's.  Its ``alloc`` makes ``Rv1Pool``'s choice (worst fit:
 most free cores first) from free counts, building the free core sets
 only of the ranks it takes, where ``Rv1Pool`` builds them for every rank
 at every allocation (on 64 nodes of 16 cores: 36 against 56 us an
-allocation); a subclass that overrides the choice, and constrained
+allocation); one slot of cores, the commonest request, goes to the top of
+a heap of the ranks by room (:class:`RoomIndex`) that the pool's own
+allocations and frees keep current, without a sweep of the table; a subclass that overrides the choice, and constrained
 requests, get ``Rv1Pool``'s own.  Its ``alloc``, ``free`` and
 ``register_alloc`` (the latter two with ``Rv1Pool``'s checks and errors)
 format their log lines only when the log keeps them: a scratch copy's
@@ -29,6 +31,7 @@ another.
 from __future__ import annotations
 
 import functools
+import heapq
 import json
 import syslog
 import time
@@ -122,6 +125,21 @@ def one_slot_request(request) -> bool:
     )
 
 
+def rank_room(info: Mapping) -> tuple[int, int]:
+    """``(free cores, free GPUs)`` of a rank table entry."""
+    cores, used = info["cores"], info["allocated_cores"]
+    free = len(cores) - len(used)
+    # Cores held outside the rank's own set (a job's R from a hello may
+    # name them) make the count a set difference.
+    if used and not used <= cores:
+        free = len(cores - used)
+    gfree = 0
+    gpus, gused = info["gpus"], info["allocated_gpus"]
+    if gpus or gused:
+        gfree = len(gpus) - len(gused) if gused <= gpus else len(gpus - gused)
+    return free, gfree
+
+
 def one_slot_rank(table: Iterable[tuple[int, Mapping]], size: int) -> int | None:
     """Where ``Rv1Pool`` puts one slot of *size* cores and no GPUs: of the
     ranks of *table* (``(rank, info)`` in the pool's table order, *info* a
@@ -146,6 +164,64 @@ def one_slot_rank(table: Iterable[tuple[int, Mapping]], size: int) -> int | None
         if free > best_free or gfree > best_gfree:
             best, best_free, best_gfree = rank, free, gfree
     return best
+
+
+class RoomIndex:
+    """The up ranks of a rank table by room, most free cores, then GPUs,
+    then table order first: :func:`one_slot_rank`'s answer for the whole
+    table without a sweep of it.
+
+    A heap of ``(-free cores, -free GPUs, position, rank)`` keys with the
+    current key of each rank beside it; a rank whose room changes gets a
+    new key pushed, and keys no longer current are dropped when they reach
+    the top.  It describes *ranks* as they were at pool *generation*: the
+    pool updates it with the ranks its own alloc and free change, and any
+    other change (a rank marked down, Rv1Pool's own allocation) leaves it
+    behind the pool's generation, so the pool builds a new one.
+    """
+
+    __slots__ = ("ranks", "generation", "_position", "_keys", "_heap")
+
+    def __init__(self, ranks: Mapping[int, Mapping], generation: int) -> None:
+        self.ranks = ranks
+        self.generation = generation
+        self._position = {rank: i for i, rank in enumerate(ranks)}
+        self._keys: dict[int, tuple] = {}
+        for rank, info in ranks.items():
+            if info["up"]:
+                free, gfree = rank_room(info)
+                self._keys[rank] = (-free, -gfree, self._position[rank], rank)
+        self._heap = list(self._keys.values())
+        heapq.heapify(self._heap)
+
+    def update(self, rank: int) -> None:
+        """Take the room *rank* has now."""
+        info = self.ranks[rank]
+        keys = self._keys
+        if not info["up"]:
+            keys.pop(rank, None)
+            return
+        free, gfree = rank_room(info)
+        key = (-free, -gfree, self._position[rank], rank)
+        if keys.get(rank) == key:
+            return
+        keys[rank] = key
+        heap = self._heap
+        heapq.heappush(heap, key)
+        if len(heap) > 4 * len(keys) + 64:  # mostly keys no longer current
+            self._heap = list(keys.values())
+            heapq.heapify(self._heap)
+
+    def roomiest(self, size: int) -> int | None:
+        """The up rank with the most room (as :func:`one_slot_rank` ranks
+        them) if it has *size* free cores, else None."""
+        heap, keys = self._heap, self._keys
+        while heap:
+            top = heap[0]
+            if keys.get(top[3]) == top:
+                return top[3] if -top[0] >= size else None
+            heapq.heappop(heap)
+        return None
 
 
 def log_keeps(log, level: int) -> bool:
@@ -191,7 +267,7 @@ class Rv1SummaryPool(Rv1Pool):
         else:
             end = self._expiration if self._expiration > 0.0 else 0.0
         self._job_state[jobid] = (end, result)
-        self._bump()
+        self.touched([rank for rank, _, _ in picks])
         if self._logs(syslog.LOG_DEBUG):
             self.log(syslog.LOG_DEBUG, f"alloc: {JobID(jobid).f58}: {result.dumps()}")
         return result
@@ -276,7 +352,7 @@ class Rv1SummaryPool(Rv1Pool):
             )
         self._set_allocated(R)
         self._job_state[jobid] = (R.get_expiration(), R)
-        self._bump()
+        self.touched(R._ranks)
         if self._logs(syslog.LOG_INFO):
             self.log(syslog.LOG_INFO, f"hello: {JobID(jobid).f58}: {R.dumps()}")
 
@@ -328,7 +404,48 @@ class Rv1SummaryPool(Rv1Pool):
         if self._logs(syslog.LOG_DEBUG):
             text = f"free: {JobID(jobid).f58}: {freed.dumps()}"
             self.log(syslog.LOG_DEBUG, text + (" (final)" if final else ""))
+        self.touched([rank for rank in freed._ranks if rank in ranks])
+
+    def touched(self, ranks: Iterable[int]) -> None:
+        """Count a change to the rank table that touched only *ranks*
+        (their allocated cores and GPUs, or up flags), made since the last
+        generation: bumps the generation, and keeps the room index current
+        if it was before the change."""
+        index = self._current_room_index()
         self._bump()
+        if index is not None:
+            for rank in ranks:
+                index.update(rank)
+            index.generation = self.generation
+
+    def update_expiration(self, jobid: int, expiration: float) -> None:
+        """As ``Rv1Pool.update_expiration``; no rank's room changes, so
+        the room index stays current."""
+        index = self._current_room_index()
+        super().update_expiration(jobid, expiration)
+        if index is not None:
+            index.generation = self.generation
+
+    def room_index(self) -> RoomIndex:
+        """The up ranks by room (:class:`RoomIndex`) as they are now: the
+        one kept with the pool while no change it did not follow came in
+        between, else a new one."""
+        index = self._current_room_index()
+        if index is None:
+            index = self._room = RoomIndex(self._ranks, self.generation)
+        return index
+
+    def _current_room_index(self) -> RoomIndex | None:
+        # Kept in the instance's own dict: Rv1Pool's copies are made
+        # without __init__ and start without one.
+        index = self.__dict__.get("_room")
+        if (
+            index is None
+            or index.ranks is not self._ranks
+            or index.generation != self.generation
+        ):
+            return None
+        return index
 
     def _worst_fit(self, request) -> tuple[list, int]:
         """``(picks, nslots)``: *picks* ``[(rank, cores, gpus)]`` as
@@ -344,19 +461,8 @@ class Rv1SummaryPool(Rv1Pool):
         for rank, info in self._ranks.items():
             if not info["up"]:
                 continue
-            cores, used = info["cores"], info["allocated_cores"]
-            free = len(cores) - len(used)
-            # Cores held outside the rank's own set (a job's R from a hello
-            # may name them) make the count a set difference.
-            if used and not used <= cores:
-                free = len(cores - used)
-            if free < (len(cores) if exclusive else size):
-                continue
-            gfree = 0
-            gpus, gused = info["gpus"], info["allocated_gpus"]
-            if gpus or gused:
-                gfree = len(gpus) - len(gused) if gused <= gpus else len(gpus - gused)
-            if gfree < per_gpu:
+            free, gfree = rank_room(info)
+            if free < (len(info["cores"]) if exclusive else size) or gfree < per_gpu:
                 continue
             room.append((free, gfree, rank, info))
         # Most free cores, then GPUs, first; ties in rank table order.
@@ -402,7 +508,7 @@ class Rv1SummaryPool(Rv1Pool):
     def _one_slot(self, request, size: int) -> tuple[list, int]:
         """:meth:`_worst_fit` for one slot of *size* cores and no GPUs
         (see :func:`one_slot_rank`)."""
-        best = one_slot_rank(self._ranks.items(), size)
+        best = self.room_index().roomiest(size)
         if best is None:
             # Rv1Pool's own check refuses one slot only if no rank, up or
             # down, has *size* cores; the usual answer is found at the first.
@@ -479,6 +585,8 @@ __all__ = [
     "log_keeps",
     "lowest_free",
     "one_slot_rank",
+    "rank_room",
+    "RoomIndex",
     "one_slot_request",
     "Rv1SummaryPool",
     "VersionedPool",

@@ -27,6 +27,8 @@ import math
 from flux.idset import IDset
 from flux.resource.Rv1Pool import Rv1Pool
 
+from flux_sched_base.pool import Rv1SummaryPool
+
 INF = math.inf
 
 
@@ -113,11 +115,13 @@ class Scratch:
         GPU that gets its first holder is marked allocated in the copy, one
         that loses its last is marked free."""
         table, holders = self._table, self._holders
+        touched = set()
         for item in items:
             for rank, sets in item.ranks.items():
                 info = table.get(rank)
                 if info is None:
                     continue
+                touched.add(rank)
                 both = holders.get(rank) or self._holders_of(rank, info)
                 marks = (info["allocated_cores"], info["allocated_gpus"])
                 for ids, counts, allocated in zip(sets, both, marks, strict=True):
@@ -130,7 +134,7 @@ class Scratch:
                         else:
                             del counts[i]
                             allocated.discard(i)
-        self._impl._bump()
+        self._touched(touched)
 
     # -- presence ----------------------------------------------------------
 
@@ -269,7 +273,17 @@ class Scratch:
             info = table.get(rank)
             if info is not None:
                 info["up"] = up
-        self._impl._bump()
+        self._touched([rank for rank in ranks if rank in table])
+
+    def _touched(self, ranks) -> None:
+        """Count a change made directly in the copy's rank table to
+        *ranks*: the pool's own bookkeeping of what changed where it has
+        one (:meth:`~flux_sched_base.pool.Rv1SummaryPool.touched`), else
+        its generation."""
+        if isinstance(self._impl, Rv1SummaryPool):
+            self._impl.touched(ranks)
+        else:
+            self._impl._bump()
 
     # -- keeping in step with the planner ------------------------------------------
 

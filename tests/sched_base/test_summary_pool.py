@@ -17,6 +17,7 @@ from flux_sched_base.pool import (
     Rv1SummaryPool,
     display_idset,
     idset_text,
+    one_slot_rank,
     summary,
 )
 from mock_broker.jobspec import make_jobspec
@@ -127,6 +128,58 @@ def _outcome(pool, jobid, request):
     return R.encode(), R._nslots, pool._job_state[jobid][0]
 
 
+def _apply(op, arg, jobid, theirs, ours, granted, gpus):
+    """One step of a random sequence on both pools: *op* "alloc" (*arg* a
+    drawn shape), "free" or "partial" (*arg* an index into *granted*, the
+    jobs granted so far), "down" or "up" (*arg* picks a rank), "hello" (a
+    running job holding a core, and a GPU, the rank does not list)."""
+    ranks = sorted(ours._ranks)
+    if op == "alloc":
+        request = _request(arg, gpus)
+        a, b = _outcome(theirs, jobid, request), _outcome(ours, jobid, request)
+        assert b == a
+        if isinstance(a[0], str):
+            granted.append(jobid)
+    elif op in ("free", "partial") and arg < len(granted):
+        jobid = granted[arg]
+        alloc = ours._job_state.get(jobid)
+        if alloc is None:
+            return
+        if op == "partial" and len(alloc[1]._ranks) > 1:
+            part = min(alloc[1]._ranks)
+            for pool in (theirs, ours):
+                piece = pool._job_state[jobid][1]._copy_from_ranks({part})
+                piece._ranks[part]["cores"] = alloc[1]._ranks[part]["cores"]
+                piece._ranks[part]["gpus"] = alloc[1]._ranks[part]["gpus"]
+                pool.free(jobid, piece)
+        else:
+            theirs.free(jobid)
+            ours.free(jobid)
+    elif op in ("down", "up"):
+        rank = str(ranks[arg % len(ranks)])
+        for pool in (theirs, ours):
+            getattr(pool, f"mark_{op}")(rank)
+    elif op == "hello":
+        # A running job's R naming a core (and a GPU) beyond the
+        # rank's own.
+        rank = ranks[arg % len(ranks)]
+        info = ours._ranks[rank]
+        children = {"core": str(max(info["cores"]) + 1)}
+        if arg % 2:
+            children["gpu"] = str(max(info["gpus"], default=-1) + 1)
+        R_lite = [{"rank": str(rank), "children": children}]
+        held = {
+            "version": 1,
+            "execution": {
+                "R_lite": R_lite,
+                "starttime": 0.0,
+                "expiration": 0.0,
+            },
+        }
+        theirs.register_alloc(jobid, Rv1Pool(held))
+        ours.register_alloc(jobid, Rv1SummaryPool(held))
+
+
 shapes = st.tuples(
     st.sampled_from(["slots", "nodes"]),
     st.integers(1, 4),
@@ -187,55 +240,11 @@ def test_alloc_picks_what_rv1pool_picks(groups, expiration, steps):
     our_log: list = []
     theirs = Rv1Pool(R, log=lambda level, text: their_log.append((level, text)))
     ours = Rv1SummaryPool(R, log=lambda level, text: our_log.append((level, text)))
-    ranks = sorted(ours._ranks)
     gpus = max(g for _, _, g in groups)
     granted: list[int] = []
     with mock.patch("time.time", return_value=1000.0):
         for jobid, (op, arg) in enumerate(steps, start=1):
-            if op == "alloc":
-                request = _request(arg, gpus)
-                a, b = _outcome(theirs, jobid, request), _outcome(ours, jobid, request)
-                assert b == a
-                if isinstance(a[0], str):
-                    granted.append(jobid)
-            elif op in ("free", "partial") and arg < len(granted):
-                jobid = granted[arg]
-                alloc = ours._job_state.get(jobid)
-                if alloc is None:
-                    continue
-                if op == "partial" and len(alloc[1]._ranks) > 1:
-                    part = min(alloc[1]._ranks)
-                    for pool in (theirs, ours):
-                        piece = pool._job_state[jobid][1]._copy_from_ranks({part})
-                        piece._ranks[part]["cores"] = alloc[1]._ranks[part]["cores"]
-                        piece._ranks[part]["gpus"] = alloc[1]._ranks[part]["gpus"]
-                        pool.free(jobid, piece)
-                else:
-                    theirs.free(jobid)
-                    ours.free(jobid)
-            elif op in ("down", "up"):
-                rank = str(ranks[arg % len(ranks)])
-                for pool in (theirs, ours):
-                    getattr(pool, f"mark_{op}")(rank)
-            elif op == "hello":
-                # A running job's R naming a core (and a GPU) beyond the
-                # rank's own.
-                rank = ranks[arg % len(ranks)]
-                info = ours._ranks[rank]
-                children = {"core": str(max(info["cores"]) + 1)}
-                if arg % 2:
-                    children["gpu"] = str(max(info["gpus"], default=-1) + 1)
-                R_lite = [{"rank": str(rank), "children": children}]
-                held = {
-                    "version": 1,
-                    "execution": {
-                        "R_lite": R_lite,
-                        "starttime": 0.0,
-                        "expiration": 0.0,
-                    },
-                }
-                theirs.register_alloc(jobid, Rv1Pool(held))
-                ours.register_alloc(jobid, Rv1SummaryPool(held))
+            _apply(op, arg, jobid, theirs, ours, granted, gpus)
             assert ours.to_dict() == theirs.to_dict()
             assert ours.copy_allocated().to_dict() == theirs.copy_allocated().to_dict()
     assert ours.generation == theirs.generation
@@ -286,3 +295,65 @@ def test_alloc_defers_to_rv1pool_for_constraints_and_overridden_choices():
     with mock.patch.object(Rv1SummaryPool, "_worst_fit") as fast:
         assert pool.alloc(2, ResourceRequest.from_jobspec(make_jobspec())).dumps()
         assert not fast.called
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    nodes=st.integers(1, 12),
+    cores=st.integers(1, 6),
+    gpus=st.integers(0, 2),
+    steps=st.lists(
+        st.one_of(
+            st.tuples(
+                st.just("alloc"),
+                st.tuples(
+                    st.just("slots"),
+                    st.just(1),
+                    st.integers(1, 6),
+                    *[st.just(False)] * 3,
+                ),
+            ),
+            st.tuples(st.just("free"), st.integers(0, 30)),
+            st.tuples(st.just("down"), st.integers(0, 11)),
+            st.tuples(st.just("up"), st.integers(0, 11)),
+            st.tuples(st.just("direct"), st.integers(0, 11)),
+        ),
+        min_size=20,
+        max_size=200,
+    ),
+)
+def test_room_index_answers_as_a_sweep_of_the_table(nodes, cores, gpus, steps):
+    """After any mix of one-slot allocations, frees, ranks going down and
+    up, and changes made to the rank table directly and then counted with
+    ``touched``, the kept room index names the rank a sweep of the table
+    names, for every slot size; Rv1Pool's own answers agree."""
+    R = Machine.uniform(nodes, cores, gpus).to_R()
+    ours, theirs = Rv1SummaryPool(R), Rv1Pool(R)
+    ranks = sorted(ours._ranks)
+    granted: list[int] = []
+    kept = 0
+    with mock.patch("time.time", return_value=1000.0):
+        for jobid, (op, arg) in enumerate(steps, start=1):
+            if op == "direct":
+                # As a scratch copy moves: a core taken or given back in
+                # the table itself, then counted.
+                rank = ranks[arg % len(ranks)]
+                for pool in (theirs, ours):
+                    info = pool._ranks[rank]
+                    free = info["cores"] - info["allocated_cores"]
+                    if free:
+                        info["allocated_cores"].add(min(free))
+                    elif info["allocated_cores"]:
+                        info["allocated_cores"].discard(min(info["allocated_cores"]))
+                theirs._bump()
+                ours.touched([rank])
+            else:
+                _apply(op, arg, jobid, theirs, ours, granted, gpus)
+            before = ours.__dict__.get("_room")
+            index = ours.room_index()
+            kept += index is before
+            for size in range(1, cores + 2):
+                assert index.roomiest(size) == one_slot_rank(ours._ranks.items(), size)
+    # Allocations, frees and counted changes keep the index; only a rank
+    # marked down or up (Rv1Pool's own code) makes a new one.
+    assert kept >= sum(op not in ("down", "up") for op, _ in steps[1:])
