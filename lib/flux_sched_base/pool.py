@@ -174,13 +174,16 @@ class RoomIndex:
     A heap of ``(-free cores, -free GPUs, position, rank)`` keys with the
     current key of each rank beside it; a rank whose room changes gets a
     new key pushed, and keys no longer current are dropped when they reach
-    the top.  It describes *ranks* as they were at pool *generation*: the
-    pool updates it with the ranks its own alloc and free change, and any
-    other change (a rank marked down, Rv1Pool's own allocation) leaves it
-    behind the pool's generation, so the pool builds a new one.
+    the top.  It describes *ranks* as they were at pool *generation*, but
+    for the ranks :meth:`touch` named since its last answer, read again
+    before the next one (a scratch copy moves the same ranks many times
+    between two allocations): the pool names the ranks its own alloc and
+    free change, and any other change (a rank marked down, Rv1Pool's own
+    allocation) leaves it behind the pool's generation, so the pool builds
+    a new one.
     """
 
-    __slots__ = ("ranks", "generation", "_position", "_keys", "_heap")
+    __slots__ = ("ranks", "generation", "_position", "_keys", "_heap", "_touched")
 
     def __init__(self, ranks: Mapping[int, Mapping], generation: int) -> None:
         self.ranks = ranks
@@ -193,6 +196,11 @@ class RoomIndex:
                 self._keys[rank] = (-free, -gfree, self._position[rank], rank)
         self._heap = list(self._keys.values())
         heapq.heapify(self._heap)
+        self._touched: set[int] = set()
+
+    def touch(self, ranks: Iterable[int]) -> None:
+        """Read *ranks* again before the next answer."""
+        self._touched.update(ranks)
 
     def update(self, rank: int) -> None:
         """Take the room *rank* has now."""
@@ -215,6 +223,11 @@ class RoomIndex:
     def roomiest(self, size: int) -> int | None:
         """The up rank with the most room (as :func:`one_slot_rank` ranks
         them) if it has *size* free cores, else None."""
+        touched = self._touched
+        if touched:
+            for rank in touched:
+                self.update(rank)
+            touched.clear()
         heap, keys = self._heap, self._keys
         while heap:
             top = heap[0]
@@ -414,8 +427,7 @@ class Rv1SummaryPool(Rv1Pool):
         index = self._current_room_index()
         self._bump()
         if index is not None:
-            for rank in ranks:
-                index.update(rank)
+            index.touch(ranks)
             index.generation = self.generation
 
     def update_expiration(self, jobid: int, expiration: float) -> None:
