@@ -14,10 +14,11 @@ flux-python's.  Its ``alloc`` makes ``Rv1Pool``'s choice (worst fit:
 most free cores first) from free counts, building the free core sets
 only of the ranks it takes, where ``Rv1Pool`` builds them for every rank
 at every allocation (on 64 nodes of 16 cores: 36 against 56 us an
-allocation); one slot of cores, the commonest request, goes to the top of
-a heap of the ranks by room (:class:`RoomIndex`) that the pool's own
-allocations and frees keep current, without a sweep of the table; a subclass that overrides the choice, and constrained
-requests, get ``Rv1Pool``'s own.  Its ``alloc``, ``free`` and
+allocation); one slot of cores, the commonest request, goes to the top
+of a heap of the ranks by room (:class:`RoomIndex`) that the pool's own
+allocations and frees keep current, without a sweep of the table; a
+subclass that overrides the choice, and constrained requests, get
+``Rv1Pool``'s own.  Its ``alloc``, ``free`` and
 ``register_alloc`` (the latter two with ``Rv1Pool``'s checks and errors)
 format their log lines only when the log keeps them: a scratch copy's
 silent log and a module logging at ``info`` never see the debug lines,
