@@ -317,6 +317,7 @@ def test_alloc_defers_to_rv1pool_for_constraints_and_overridden_choices():
             st.tuples(st.just("down"), st.integers(0, 11)),
             st.tuples(st.just("up"), st.integers(0, 11)),
             st.tuples(st.just("direct"), st.integers(0, 11)),
+            st.tuples(st.just("flip"), st.integers(0, 11)),
         ),
         min_size=20,
         max_size=200,
@@ -324,8 +325,8 @@ def test_alloc_defers_to_rv1pool_for_constraints_and_overridden_choices():
 )
 def test_room_index_answers_as_a_sweep_of_the_table(nodes, cores, gpus, steps):
     """After any mix of one-slot allocations, frees, ranks going down and
-    up, and changes made to the rank table directly and then counted with
-    ``touched``, the kept room index names the rank a sweep of the table
+    up, and changes made to the rank table directly (cores taken or given
+    back, up flags set) and then counted with ``touched``, the kept room index names the rank a sweep of the table
     names, for every slot size; Rv1Pool's own answers agree."""
     R = Machine.uniform(nodes, cores, gpus).to_R()
     ours, theirs = Rv1SummaryPool(R), Rv1Pool(R)
@@ -345,6 +346,14 @@ def test_room_index_answers_as_a_sweep_of_the_table(nodes, cores, gpus, steps):
                         info["allocated_cores"].add(min(free))
                     elif info["allocated_cores"]:
                         info["allocated_cores"].discard(min(info["allocated_cores"]))
+                theirs._bump()
+                ours.touched([rank])
+            elif op == "flip":
+                # As a scratch copy hides a rank or shows it again: the
+                # up flag set in the table itself, then counted.
+                rank = ranks[arg % len(ranks)]
+                for pool in (theirs, ours):
+                    pool._ranks[rank]["up"] = not pool._ranks[rank]["up"]
                 theirs._bump()
                 ours.touched([rank])
             else:
