@@ -148,22 +148,13 @@ def one_slot_rank(table: Iterable[tuple[int, Mapping]], size: int) -> int | None
     sweep: an up rank with the most free cores, then GPUs, the first
     among ties; None if no up rank has *size* free cores."""
     best = None
-    best_free = best_gfree = -1
+    best_room = (-1, -1)
     for rank, info in table:
         if not info["up"]:
             continue
-        cores, used = info["cores"], info["allocated_cores"]
-        free = len(cores) - len(used)
-        if used and not used <= cores:  # cores held beyond the rank's own
-            free = len(cores - used)
-        if free < size or free < best_free:
-            continue
-        gfree = 0
-        gpus, gused = info["gpus"], info["allocated_gpus"]
-        if gpus or gused:
-            gfree = len(gpus) - len(gused) if gused <= gpus else len(gpus - gused)
-        if free > best_free or gfree > best_gfree:
-            best, best_free, best_gfree = rank, free, gfree
+        room = rank_room(info)
+        if room[0] >= size and room > best_room:
+            best, best_room = rank, room
     return best
 
 

@@ -326,8 +326,9 @@ def test_alloc_defers_to_rv1pool_for_constraints_and_overridden_choices():
 def test_room_index_answers_as_a_sweep_of_the_table(nodes, cores, gpus, steps):
     """After any mix of one-slot allocations, frees, ranks going down and
     up, and changes made to the rank table directly (cores taken or given
-    back, up flags set) and then counted with ``touched``, the kept room index names the rank a sweep of the table
-    names, for every slot size; Rv1Pool's own answers agree."""
+    back, up flags set) and then counted with ``touched``, the kept room
+    index names the rank a sweep of the table names, for every slot size;
+    Rv1Pool's own answers agree."""
     R = Machine.uniform(nodes, cores, gpus).to_R()
     ours, theirs = Rv1SummaryPool(R), Rv1Pool(R)
     ranks = sorted(ours._ranks)
