@@ -162,6 +162,7 @@ class PlanBook:
         self.node_cores: dict[int, int] = {}
         self._node_gpus: dict[int, int] = {}
         self._max_node_cores = 0
+        self._max_node_gpus = 0
         self.up: set[int] = set()
         self.profile = Profile()
         #: Cores and whole nodes the running jobs release over time.
@@ -217,6 +218,7 @@ class PlanBook:
             len(self.node_cores),
         )
         self._max_node_cores = max(self.node_cores.values(), default=0)
+        self._max_node_gpus = max(self._node_gpus.values(), default=0)
         self._stretches.clear()  # capacities may have changed
         self._steps.clear()
         self._bounds.clear()

@@ -128,14 +128,20 @@ def one_slot_request(request) -> bool:
 
 def rank_room(info: Mapping) -> tuple[int, int]:
     """``(free cores, free GPUs)`` of a rank table entry."""
-    cores, used = info["cores"], info["allocated_cores"]
+    return room_left(
+        info["cores"], info["gpus"], info["allocated_cores"], info["allocated_gpus"]
+    )
+
+
+def room_left(cores, gpus, used, gused) -> tuple[int, int]:
+    """``(free cores, free GPUs)`` of a rank with *cores* and *gpus* of
+    which *used* and *gused* are held."""
     free = len(cores) - len(used)
     # Cores held outside the rank's own set (a job's R from a hello may
     # name them) make the count a set difference.
     if used and not used <= cores:
         free = len(cores - used)
     gfree = 0
-    gpus, gused = info["gpus"], info["allocated_gpus"]
     if gpus or gused:
         gfree = len(gpus) - len(gused) if gused <= gpus else len(gpus - gused)
     return free, gfree
@@ -590,6 +596,7 @@ __all__ = [
     "lowest_free",
     "one_slot_rank",
     "rank_room",
+    "room_left",
     "RoomIndex",
     "one_slot_request",
     "Rv1SummaryPool",

@@ -6,8 +6,9 @@ respected reservations hold during the window leave room, and that only
 gets better when one of that rank's own items ends.  So the earliest start
 is found by reading each rank at the first time its running jobs allow
 (:meth:`~flux_sched_base.planbook.PlanBook.rank_bounds`) and again after
-each of its own ends, earliest first, and the allocator is asked once,
-where a rank has room.  :class:`~flux_sched_base.planner.Planner` asks
+each of its own ends, earliest first; R is the allocator's choice there,
+read from the plan among the ranks that could have room (one slot of
+cores on the reference pool) or else asked of it once.  :class:`~flux_sched_base.planner.Planner` asks
 this first and its general search (count profile, then allocator probes)
 where this one cannot say.  :meth:`RankSearch.ranks_with_room` answers the
 cheaper question a compression asks first: which of a few ranks could host
@@ -24,7 +25,7 @@ from flux.resource import InfeasibleRequest, InsufficientResources
 
 from flux_sched_base import availability
 from flux_sched_base.planbook import PlanBook, parse_ranks
-from flux_sched_base.pool import Rv1SummaryPool, lowest_free, one_slot_rank
+from flux_sched_base.pool import Rv1SummaryPool, lowest_free, room_left
 
 INF = math.inf
 
@@ -40,6 +41,20 @@ LATE = "late"
 def _every_item(item) -> bool:
     """The view of a question that respects every item."""
     return True
+
+
+def _tied_at(t: float, rank: int, heap: list, coming, fresh) -> list[int]:
+    """*rank* and the ranks of :meth:`RankSearch._one_rank_start`'s search
+    whose next time to read is *t* (in *heap*, or *coming* and then the
+    rest of *fresh*): every other rank is next read later, and a rank
+    gets room only at a time it is read, so none of those has room at
+    *t*."""
+    out = [rank]
+    out.extend(other for key, other in heap if key == t)
+    while coming is not None and coming[0] == t:
+        out.append(coming[1])
+        coming = next(fresh, None)
+    return out
 
 
 class RankSearch(PlanBook):
@@ -117,7 +132,10 @@ class RankSearch(PlanBook):
         it at which something ends) its running jobs alone allow, and
         again after each of its own ends, lowest time first: the first
         time some rank can host the request is the earliest start, and
-        the allocator, asked once there, gives R.  Per-rank room never
+        R is the allocator's choice there: for one slot of cores on
+        :class:`~flux_sched_base.pool.Rv1SummaryPool`, its rule applied to
+        the ranks read at that time (:meth:`_one_slot_on`), else asked of
+        it once on the scratch copy.  Per-rank room never
         refuses what the allocator accepts, so a refusal there (a
         constraint, a property) hands the question to the general search.
         """
@@ -144,6 +162,7 @@ class RankSearch(PlanBook):
                 lowest = self._first_start_anywhere(shape, duration, floor)
                 if floor < lowest < INF:
                     floor, include_floor = lowest, True
+        tied: list = []
         t = self._one_rank_start(
             shape,
             duration,
@@ -154,6 +173,7 @@ class RankSearch(PlanBook):
             exclude_held,
             within,
             ranks,
+            tied,
         )
         if t is None:
             return None
@@ -172,6 +192,13 @@ class RankSearch(PlanBook):
             R = self._late_one_slot(request, t, considered)
             if R is not None:
                 return t, R, LATE
+            # Else the late ranks are chosen on the scratch copy at t.
+        else:
+            # Only the ranks tied at t can have room there: the allocator's
+            # choice is the roomiest of them, read from the plan.
+            R = self._one_slot_on(request, t, tied, considered)
+            if R is not None:
+                return t, R
         scratch = self._scratch()
         scratch.goto(t, self.window_end(t, duration), considered)
         self.probes += 1
@@ -185,30 +212,44 @@ class RankSearch(PlanBook):
     def _late_one_slot(self, request, t: float, considered):
         """The R :meth:`~flux_sched_base.planner.Planner._late_ranks` gives
         one slot of cores and no GPUs at *t* (after now) when a rank freed
-        exactly at *t* can host it, read from the plan's items without
-        moving the scratch copy: the pool's own choice (most free cores in
-        the window, then GPUs, the first in table order) among those
-        ranks.  None when this cannot say (another request or pool, a rank
-        whose running jobs cannot be counted or whose pool entry holds
-        cores or GPUs none of them names, no freed rank with room): the
-        scratch copy answers."""
+        exactly at *t* can host it: the pool's own choice among those ranks
+        (:meth:`_one_slot_on`).  None when this cannot say: the scratch
+        copy answers."""
+        return self._one_slot_on(
+            request, t, self.ranks_freed_at(t, considered), considered
+        )
+
+    def _one_slot_on(self, request, t: float, ranks, considered):
+        """Where the pool puts one slot of cores and no GPUs at *t*, when
+        no rank outside *ranks* has room for it there, read from the plan's
+        items without moving the scratch copy: the pool's own choice (most
+        free cores in the window, then GPUs, the first in table order)
+        among the up ones of *ranks*.  None when this cannot say (another
+        request or pool, a rank whose running jobs cannot be counted or
+        whose pool entry holds cores or GPUs none of them names, none of
+        *ranks* with room): the scratch copy answers."""
         impl = getattr(self.pool, "impl", None)
         if not isinstance(impl, Rv1SummaryPool) or not impl.places_by_one_slot_rank(
             request
         ):
             return None
-        freed = self.up.intersection(self.ranks_freed_at(t, considered))
-        if not freed:
+        candidates = self.up.intersection(ranks)
+        if not candidates:
             return None
         tend = self.window_end(t, request.duration)
         table = impl._ranks
         reservations, reserved_on = self.reservations, self.reserved_on
-        candidates = []
-        for rank in sorted(freed, key=self._table_position(table).__getitem__):
-            steps = self.running_steps(rank)
+        running_steps, bisect_right = self.running_steps, bisect.bisect_right
+        size = request.slot_size
+        # No rank has more room than the largest one all free: the first
+        # in table order with that much wins (ties go to the first).
+        top = (self._max_node_cores, self._max_node_gpus)
+        best, best_room, best_used = None, (-1, -1), None
+        for rank in sorted(candidates, key=self._table_position(table).__getitem__):
+            steps = running_steps(rank)
             if steps is None:
                 return None
-            ends, busy_c, busy_g = steps[2], steps[5], steps[6]
+            busy_c, busy_g = steps[5], steps[6]
             info = table[rank]
             # The copy would also show what the pool holds for no running job.
             if not (
@@ -216,27 +257,30 @@ class RankSearch(PlanBook):
                 and info["allocated_gpus"] <= busy_g[0]
             ):
                 return None
-            k = bisect.bisect_right(ends, t)
-            used_c, used_g = set(busy_c[k]), set(busy_g[k])
+            k = bisect_right(steps[2], t)
+            used_c, used_g = busy_c[k], busy_g[k]
             for other in reserved_on.get(rank, ()):
                 item = reservations[other]
                 if item.start < tend and item.end > t and considered(item):
                     cores, gpus = item.ranks[rank]
-                    used_c |= cores
-                    used_g |= gpus
-            window = {
-                "up": True,
-                "cores": info["cores"],
-                "gpus": info["gpus"],
-                "allocated_cores": used_c,
-                "allocated_gpus": used_g,
-            }
-            candidates.append((rank, window))
-        size = request.slot_size
-        best = one_slot_rank(candidates, size)
+                    used_c = used_c | cores
+                    used_g = used_g | gpus
+            # one_slot_rank's rule, stopped early.
+            room = room_left(info["cores"], info["gpus"], used_c, used_g)
+            if room[0] >= size and room > best_room:
+                best, best_room, best_used = rank, room, (used_c, used_g)
+                if room >= top:
+                    break
         if best is None:
             return None
-        return impl.grant([(best, *lowest_free(dict(candidates)[best], size, 0))], 1)
+        info = table[best]
+        window = {
+            "cores": info["cores"],
+            "gpus": info["gpus"],
+            "allocated_cores": best_used[0],
+            "allocated_gpus": best_used[1],
+        }
+        return impl.grant([(best, *lowest_free(window, size, 0))], 1)
 
     def _table_position(self, table) -> dict:
         """Each rank's position in the pool's rank table (the allocator's
@@ -397,6 +441,7 @@ class RankSearch(PlanBook):
         exclude_held,
         within,
         ranks,
+        tied: list | None = None,
     ) -> float | None:
         """The first candidate start (see
         :meth:`~flux_sched_base.profile.Profile.candidates`) below *limit*
@@ -404,7 +449,9 @@ class RankSearch(PlanBook):
         has room for *shape* during the whole window (see
         :meth:`_earliest_one_rank`); ``inf`` if there is none, None if a
         running job is overdue or a rank's running jobs cannot be counted
-        (see :meth:`~flux_sched_base.planbook.PlanBook.running_steps`)."""
+        (see :meth:`~flux_sched_base.planbook.PlanBook.running_steps`).
+        On a start found, *tied* (if given) is extended with the ranks
+        next read at that time: no other rank has room there."""
         running_ends = self._running_ends
         if running_ends and running_ends[0][0] <= self.now:
             # An overdue job holds what the plan has free just after now.
@@ -489,13 +536,16 @@ class RankSearch(PlanBook):
                     over.append(item.ranks[rank])
                 if t < end < nxt:
                     nxt = end
-            if not over:
-                return t  # its running jobs leave room from the first key on
-            used_c = busy_c[k].union(*(cores for cores, _ in over))
-            if total_c - len(used_c) >= need_c:
-                used_g = busy_g[k].union(*(gpus for _, gpus in over))
-                if node_gpus.get(rank, 0) - len(used_g) >= need_g:
-                    return t
+            room = not over  # its running jobs leave room from the first key on
+            if not room:
+                used_c = busy_c[k].union(*(cores for cores, _ in over))
+                if total_c - len(used_c) >= need_c:
+                    used_g = busy_g[k].union(*(gpus for _, gpus in over))
+                    room = node_gpus.get(rank, 0) - len(used_g) >= need_g
+            if room:
+                if tied is not None:
+                    tied.extend(_tied_at(t, rank, heap, coming, fresh))
+                return t
             # Room on this rank can only come when one of its items ends.
             if nxt != INF:
                 key = admit(nxt)
