@@ -26,7 +26,9 @@ and a number of units, never of particular ranks.
   with :meth:`NodeProfile.from_plan`, free cores with
   :meth:`NodeProfile.from_cores`); a pass then *holds* its starts and
   reservations in it and asks :meth:`NodeProfile.fits` and
-  :meth:`NodeProfile.earliest`.
+  :meth:`NodeProfile.earliest`;
+- :class:`OrderedHolds` places windows one after another on a profile,
+  each from no earlier than the last one's start (a forecast).
 """
 
 from __future__ import annotations
@@ -507,3 +509,106 @@ class NodeProfile:
             if i >= stop:
                 return None
             when = t[i]
+
+
+class OrderedHolds:
+    """A :class:`NodeProfile` that holds one window after another, each
+    found from a floor no earlier than the last one's start: a forecast
+    placing queued jobs in order (:meth:`place`).
+
+    While every window so far, and the one asked for, reaches the
+    profile's last step, each covers all the steps from its start to that
+    one, so from the latest start until then every hold so far is in
+    force: a start fits exactly where the fewest units free from it to
+    the last step, less the units held, still leave the request's (and
+    the last step, less them, leaves enough).  Those fewest
+    (suffix minima, read once per profile) never fall with time, so the
+    earliest start is a bisection and the holds wait in a list until the
+    profile itself is read (:attr:`profile`).  Any other question is
+    answered by :meth:`NodeProfile.earliest` and :meth:`NodeProfile.hold`
+    on the profile with every hold in it, as the same sequence of holds
+    would leave it.
+    """
+
+    def __init__(self, profile: NodeProfile) -> None:
+        self._profile = profile
+        # (start, end, units) of holds not yet made in the profile.
+        self._pending: list[tuple[float, float, int]] = []
+        self._held = 0  # their units
+        self._latest = -INF  # their latest start
+        # For the profile as it is: (fewest free from each step to the
+        # last one; inf at the last), built when first needed.
+        self._least: list | None = None
+
+    @property
+    def profile(self) -> NodeProfile:
+        """The profile with every hold made so far."""
+        profile = self._profile
+        if self._pending:
+            for start, end, units in self._pending:
+                profile.hold(start, end, units)
+            self._pending.clear()
+            self._held = 0
+            self._latest = -INF
+            self._least = None
+        return profile
+
+    def place(
+        self,
+        units: int,
+        window_end: Callable[[float], float],
+        floor: float,
+        include_floor: bool,
+    ) -> tuple[float, float] | tuple[None, None]:
+        """``(start, end)`` of the earliest window of *units* from *floor*
+        (see :meth:`NodeProfile.earliest`), held from then on; ``(None,
+        None)`` if there is none."""
+        profile = self._profile
+        if units > profile.capacity:
+            return None, None
+        start = self._earliest_past_last(units, window_end, floor, include_floor)
+        if start is None:
+            profile = self.profile
+            start = profile.earliest(
+                units, window_end, floor=floor, include_floor=include_floor
+            )
+            if start is None:
+                return None, None
+            end = window_end(start)
+            profile.hold(start, end, units)
+            self._least = None
+            return start, end
+        end = window_end(start)
+        self._pending.append((start, end, units))
+        self._held += units
+        self._latest = start
+        return start, end
+
+    def _earliest_past_last(self, units, window_end, floor, include_floor):
+        """The start :meth:`place` finds, when the holds so far and the
+        window from *floor* reach the last step (see the class doc); None
+        where that does not hold."""
+        profile = self._profile
+        t, f = profile.t, profile.f
+        floor = max(floor, profile.now)
+        last = t[-1]
+        held = self._held
+        if not (
+            self._latest <= floor < last
+            and window_end(floor) >= last
+            and f[-1] - held >= units  # free after the last step
+        ):
+            return None
+        least = self._least
+        if least is None:
+            least = list(itertools.accumulate(reversed(f[:-1]), min))
+            least.reverse()
+            least.append(INF)
+            self._least = least
+        i = profile._index(floor)
+        # The first step from which the fewest free, less what is held,
+        # leave *units*: there is one (the last step's is infinite).
+        j = bisect.bisect_left(least, units + held, i)
+        if j > i:
+            return t[j]
+        return floor if include_floor else t[i + 1]

@@ -36,6 +36,7 @@ from flux_sched_base.annotations import (
     REASON_PRIORITY,
     REASON_RESOURCES,
 )
+from flux_sched_base.counts import OrderedHolds
 from flux_sched_base.scheduler import queue_order
 
 
@@ -148,8 +149,10 @@ class FifoScheduler(PlanningScheduler):
                 profile = last[3]
                 last = None
             if profile is None:
-                profile = self.count_profile()
-            start, end = _place(planner, profile, nodes, duration, floor, include_floor)
+                profile = OrderedHolds(self.count_profile())
+            start, end = profile.place(
+                nodes, planner.window(duration), floor, include_floor
+            )
             kept.append((job.jobid, nodes, duration, start, end))
             if start is None:
                 self.annotations.update(
@@ -394,7 +397,9 @@ class FifoScheduler(PlanningScheduler):
 
 def _place(planner, profile, nodes, duration, floor, include_floor):
     """``(start, end)`` of the earliest window of *nodes* units from
-    *floor* in *profile*, held there; ``(None, None)`` if none."""
+    *floor* in *profile*, held there; ``(None, None)`` if none: what
+    :meth:`~flux_sched_base.counts.OrderedHolds.place` finds, the plain
+    way (the tests' check of kept estimates)."""
     start = None
     if nodes <= profile.capacity:
         start = profile.earliest(

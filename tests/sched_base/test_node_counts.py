@@ -10,7 +10,7 @@ from flux.resource.Rv1Pool import ResourceRequest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from flux_sched_base.counts import NodeProfile, whole_nodes
+from flux_sched_base.counts import NodeProfile, OrderedHolds, whole_nodes
 from mock_broker.jobspec import make_jobspec
 
 INF = math.inf
@@ -318,3 +318,54 @@ def test_compacted_is_the_same_step_function_without_idle_breakpoints(p):
         p.free_now,
         p.capacity,
     )
+
+
+@settings(max_examples=1500, deadline=None, derandomize=True)
+@given(
+    p=fragmented_profiles(),
+    jobs=st.lists(
+        st.tuples(
+            st.integers(1, 4),  # units
+            st.integers(1, 150),  # window length: often past the last step
+            st.booleans(),  # or instead ending within 2 of the last step
+            st.integers(-20, 30),  # how far the floor moves from the last start
+            st.booleans(),  # include the floor
+        ),
+        min_size=1,
+        max_size=10,
+    ),
+    cap=st.one_of(st.none(), st.integers(40, 160)),
+)
+def test_ordered_holds_place_as_earliest_then_hold(p, jobs, cap):
+    # A forecast's placements: each the earliest window from its floor,
+    # held before the next is asked, whatever shortcut the holds take;
+    # the profile they leave is the one holding each in turn leaves.
+    def window_of(length):
+        def window(t: float) -> float:
+            end = t + length
+            return end if cap is None or end <= cap else max(float(cap), t + 1.0)
+
+        return window
+
+    slow = p.copy()
+    holds = OrderedHolds(p)
+    floor, include_floor = 0.0, False
+    for units, length, near_last, move, include in jobs:
+        if near_last:
+            length = max(1.0, slow.t[-1] - floor + length % 5 - 2)
+        window = window_of(length)
+        expected = None
+        if units <= slow.capacity:
+            expected = slow.earliest(
+                units, window, floor=floor, include_floor=include_floor
+            )
+        if expected is not None:
+            slow.hold(expected, window(expected), units)
+        start, end = holds.place(units, window, floor, include_floor)
+        assert start == expected
+        if start is None:
+            break
+        assert end == window(start)
+        floor, include_floor = max(0.0, start + move), include
+    kept = holds.profile
+    assert (kept.t, kept.f, kept.free_now) == (slow.t, slow.f, slow.free_now)
