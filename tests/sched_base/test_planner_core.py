@@ -590,3 +590,33 @@ def test_a_bare_start_now_asks_the_allocator_nothing():
     run(planner, pool, 3, slots=1, cores=2, duration=50.0)
     t, R = planner.earliest(4, fits, floor=NOW, bare_now=True)
     assert t == NOW + 50.0 and ranks_of(R) == {1}
+
+
+def test_a_forecast_asked_again_at_one_time_sees_the_running_jobs_as_they_are():
+    """The pool's one-slot choice at a time is read from the plan, and
+    what the running jobs hold then is kept for the next question at that
+    time: a job ending early in between must count."""
+    pool, planner = make_planner(nodes=4, cores=4, pool_class=Pool)
+    later = NOW + 100.0
+    for jobid, cores, duration in (
+        (1, 1, 1000.0),  # rank 0, all free: the first
+        (2, 4, 1000.0),  # rank 1
+        (3, 4, 1000.0),  # rank 2
+        (4, 2, 1000.0),  # rank 3
+        (5, 3, 100.0),  # rank 0 again (three free): full until later
+    ):
+        run(planner, pool, jobid, slots=1, cores=cores, duration=duration)
+    planner.check_one_rank = True  # every answer compared with the allocator's
+    rr = request(pool, slots=1, cores=1, duration=50.0)
+    found = planner.earliest(10, rr, floor=later)
+    # Later, rank 0 has three cores free and rank 3 two.
+    assert found[0] == later and ranks_of(found[1]) == {0}
+    # Job 4 (two cores of rank 3) is now to end before then.
+    planner.set_expiration(4, NOW + 50.0)
+    found = planner.earliest(10, rr, floor=later)
+    assert found[0] == later and ranks_of(found[1]) == {3}  # all four free then
+    # Or it ends now.
+    pool.free(4)
+    planner.release(4, now=NOW)
+    found = planner.earliest(10, rr, floor=later)
+    assert found[0] == later and ranks_of(found[1]) == {3}
