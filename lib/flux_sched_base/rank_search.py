@@ -8,11 +8,12 @@ is found by reading each rank at the first time its running jobs allow
 (:meth:`~flux_sched_base.planbook.PlanBook.rank_bounds`) and again after
 each of its own ends, earliest first; R is the allocator's choice there,
 read from the plan among the ranks that could have room (one slot of
-cores on the reference pool) or else asked of it once.  :class:`~flux_sched_base.planner.Planner` asks
-this first and its general search (count profile, then allocator probes)
-where this one cannot say.  :meth:`RankSearch.ranks_with_room` answers the
-cheaper question a compression asks first: which of a few ranks could host
-the job at all before its reservation.
+cores on the reference pool) or else asked of it once.
+:class:`~flux_sched_base.planner.Planner` asks this first and its general
+search (count profile, then allocator probes) where this one cannot say.
+:meth:`RankSearch.ranks_with_room` answers the cheaper question a
+compression asks first: which of a few ranks could host the job at all
+before its reservation.
 """
 
 from __future__ import annotations

@@ -593,9 +593,9 @@ def test_a_bare_start_now_asks_the_allocator_nothing():
 
 
 def test_a_forecast_asked_again_at_one_time_sees_the_running_jobs_as_they_are():
-    """The pool's one-slot choice at a time is read from the plan, and
-    what the running jobs hold then is kept for the next question at that
-    time: a job ending early in between must count."""
+    """The pool's one-slot choice at a time is read from the plan: asked
+    again at that time, after a running job's planned end moved or the
+    job ended early, it must see the change."""
     pool, planner = make_planner(nodes=4, cores=4, pool_class=Pool)
     later = NOW + 100.0
     for jobid, cores, duration in (
