@@ -562,6 +562,12 @@ class PlanBook:
         self.profile.add(None, end, item.vec, item.ranks)
         self.releases.add(item)
 
+    def next_running_end(self, t: float) -> float:
+        """The first planned end of a running job after *t* (``inf``: none)."""
+        ends = self._running_ends
+        i = ends.bisect_right((t, INF))
+        return ends[i][0] if i < len(ends) else INF
+
     def running_ended_by(self, t: float) -> set[int]:
         """Ids of running jobs whose planned end is at or before *t*."""
         return {jobid for _, jobid in self._running_ends.irange(maximum=(t, INF))}

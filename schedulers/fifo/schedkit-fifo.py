@@ -37,6 +37,7 @@ from flux_sched_base.annotations import (
     REASON_RESOURCES,
 )
 from flux_sched_base.counts import OrderedHolds
+from flux_sched_base.one_slot_sweep import OneSlotSweep, SweepCannotSay
 from flux_sched_base.scheduler import queue_order
 
 
@@ -87,7 +88,13 @@ class FifoScheduler(PlanningScheduler):
             self._drop_reservations()
             yield from self._forecast_counted()
         else:
-            yield from self._forecast(last)
+            swept = self._sweep()
+            if swept is None:
+                yield from self._forecast(last)
+            else:
+                if planner.reservations:
+                    self._drop_reservations()  # the last pass planned the other way
+                yield from self._annotate_sweep(*swept)
 
     def _drop_reservations(self) -> None:
         for jobid in list(self.planner.reservations):
@@ -191,6 +198,121 @@ class FifoScheduler(PlanningScheduler):
                 break
             floor, include_floor = start, True
         return out
+
+    def _sweep(self):
+        """The forecast of a queue whose first ``forecast_depth`` jobs are
+        each one slot of cores, found by
+        :class:`~flux_sched_base.one_slot_sweep.OneSlotSweep`: ``(context,
+        placed, sweep, stopped)``, *placed* a list of ``(job, request, start,
+        end, rank, cores)`` (start None: no estimate, and none behind it), or
+        None where the sweep cannot say (then :meth:`_forecast` answers).
+
+        The last complete sweep is kept with its state.  A pass that finds
+        the same running jobs, resources and pool (its context), no running
+        job overdue, every estimate still ahead of now and the jobs it
+        placed still first in the queue reuses their estimates and places
+        only the jobs behind them: nothing that makes the estimates (all
+        after now) has changed, so a sweep from now finds the same.
+        """
+        planner = self.planner
+        now = planner.now
+        # Taken, not read: a pass that ends early leaves no forecast behind.
+        last = self.__dict__.pop("_last_sweep", None)
+        jobs = []
+        for job in self.pending_jobs():
+            if len(jobs) >= self.forecast_depth:
+                break
+            jobs.append(job)
+        context = OneSlotSweep.context(planner)
+        placed: list[tuple] = []
+        sweep, stopped = None, False
+        if (
+            last is not None
+            and last[0] == context
+            and len(jobs) >= len(last[1])
+            and not planner.running_ended_by(now)
+        ):
+            kept = last[1]
+            if all(
+                job is entry[0]
+                and job.resource_request is entry[1]
+                and (entry[2] is None or entry[2] > now)
+                for job, entry in zip(jobs, kept, strict=False)
+            ):
+                placed, sweep, stopped = list(kept), last[2], last[3]
+        try:
+            if sweep is None:
+                sweep = OneSlotSweep(planner)
+            for job in jobs[len(placed) :]:
+                if stopped:
+                    break
+                rr = job.resource_request
+                if not sweep.takes(rr):
+                    return None
+                found = sweep.place(rr)
+                if found is None:
+                    placed.append((job, rr, None, None, None, None))
+                    stopped = True
+                else:
+                    placed.append((job, rr, *found))
+        except SweepCannotSay:
+            return None
+        return context, placed, sweep, stopped
+
+    def _annotate_sweep(self, context, placed, sweep, stopped):
+        """Announce the estimates :meth:`_sweep` found."""
+        planner = self.planner
+        estimated = set()
+        for position, (job, rr, start, end, _, _) in enumerate(placed):
+            estimated.add(job.jobid)
+            if start is None:
+                self.annotations.update(
+                    job, t_estimate=None, reason_pending=REASON_NO_ESTIMATE
+                )
+                break
+            planner.promise(job.jobid, start, end, rr.slot_size)
+            reason = REASON_RESOURCES if position == 0 else REASON_PRIORITY
+            self.annotations.update(
+                job, now=planner.now, t_estimate=start, reason_pending=reason
+            )
+            if self.cheap_yield():
+                yield
+        self._clear_estimates(estimated)
+        if self.check_reuse:
+            self._check_sweep(placed)
+        self._last_sweep = (context, placed, sweep, stopped)
+
+    def _check_sweep(self, placed: list) -> None:
+        """Fail unless the planner places the jobs of a sweep (its own
+        and those it kept) as the sweep did, start and R, each from the
+        start of the one ahead (tests: ``check_reuse``)."""
+        planner = self.planner
+        planner.begin_pass(planner.now)
+        self._drop_reservations()
+        floor, include_floor = planner.now, False
+        try:
+            for job, rr, start, _, rank, cores in placed:
+                found = planner.earliest(
+                    job.jobid,
+                    rr,
+                    floor=floor,
+                    include_floor=include_floor,
+                    exclude_held=True,
+                )
+                if found is None:
+                    assert start is None, f"swept {start}, planner none"
+                    break
+                t, R = found
+                got = {r: info["cores"] for r, info in R._ranks.items()}
+                assert (t, got) == (start, {rank: cores}), (
+                    f"swept {start} on {rank} {sorted(cores or ())}, "
+                    f"planner {t} on {got}"
+                )
+                end = planner.window_end(t, rr.duration)
+                planner.reserve(job.jobid, t, end, R)
+                floor, include_floor = t, True
+        finally:
+            self._drop_reservations()
 
     def _clear_estimates(self, estimated: set) -> None:
         for jobid in self.annotations.annotated():

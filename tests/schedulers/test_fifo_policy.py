@@ -176,30 +176,45 @@ def _slot(cores: int, duration: float) -> dict:
     return make_jobspec(slots=1, cores=cores, duration=duration)
 
 
-def _count_placements(monkeypatch) -> list[int]:
-    """Job ids of the reservations the planner places from now on."""
+def _count_placements(monkeypatch, path: str) -> list:
+    """What the forecast places from now on: with *path* ``"planner"``
+    (the sweep refused, so the planner's reservations), the job ids of
+    the reservations placed; with ``"sweep"``, the requests the sweep
+    places."""
+    from flux_sched_base.one_slot_sweep import OneSlotSweep
     from flux_sched_base.planner import Planner
 
-    placed: list[int] = []
-    reserve = Planner.reserve
+    placed: list = []
+    if path == "planner":
+        monkeypatch.setattr(OneSlotSweep, "takes", lambda self, request: False)
+        reserve = Planner.reserve
 
-    def counted(self, jobid, *args, **kwargs):
-        placed.append(jobid)
-        return reserve(self, jobid, *args, **kwargs)
+        def counted(self, jobid, *args, **kwargs):
+            placed.append(jobid)
+            return reserve(self, jobid, *args, **kwargs)
 
-    monkeypatch.setattr(Planner, "reserve", counted)
+        monkeypatch.setattr(Planner, "reserve", counted)
+    else:
+        place = OneSlotSweep.place
+
+        def swept(self, request):
+            placed.append(request)
+            return place(self, request)
+
+        monkeypatch.setattr(OneSlotSweep, "place", swept)
     return placed
 
 
+@pytest.mark.parametrize("path", ["sweep", "planner"])
 def test_a_forecast_planned_on_ranks_is_kept_while_nothing_ahead_changes(
-    monkeypatch,
+    monkeypatch, path
 ):
     from flux_sched_base.scheduler import PlanningScheduler
 
     # Count the placements of the pass alone, without the tests' fresh
     # forecast that checks every kept one.
     monkeypatch.setattr(PlanningScheduler, "check_reuse", False)
-    placed = _count_placements(monkeypatch)
+    placed = _count_placements(monkeypatch, path)
     b = start_broker("fifo")
     for _ in range(4):
         b.jobs.submit(_slot(3, 100), runtime=100)  # one core left per node
@@ -213,16 +228,19 @@ def test_a_forecast_planned_on_ranks_is_kept_while_nothing_ahead_changes(
     placed.clear()
     third = b.jobs.submit(_slot(2, 50), runtime=50)
     b.run_until_quiet()
-    assert placed == [third]
+    assert len(placed) == 1
+    if path == "planner":
+        assert placed == [third]
     estimates = last_estimates(b)
     assert estimates[head] == t0 + 100 and estimates[second] == t0 + 100
     assert estimates[third] == t0 + 100  # the node the head leaves half free
-    # The head's priority rises: its reservation is dropped and it is
-    # placed again, at the same time; the jobs behind it keep theirs.
+    # The head's priority rises: the planner drops its reservation and
+    # places it again, at the same time, and the jobs behind it keep
+    # theirs; the sweep, with the same jobs first, keeps all three.
     placed.clear()
     b.jobs.prioritize({head: 20})
     b.run_until_quiet()
-    assert placed == [head]
+    assert placed == ([head] if path == "planner" else [])
     assert last_estimates(b) == estimates
     b.run()
     assert [b.jobs.job(j).t_run for j in (head, second, third)] == [t0 + 100] * 3
@@ -235,10 +253,11 @@ def test_a_forecast_planned_on_ranks_is_kept_through_early_ends_it_cannot_use(
 ):
     from flux_sched_base.scheduler import PlanningScheduler
 
-    # With the checks off, the placements are the pass's alone; with them
-    # on, every kept estimate is compared with the earliest start.
+    # The planner's way (the sweep refused): with the checks off, the
+    # placements are the pass's alone; with them on, every kept estimate
+    # is compared with the earliest start.
     monkeypatch.setattr(PlanningScheduler, "check_reuse", check)
-    placed = _count_placements(monkeypatch)
+    placed = _count_placements(monkeypatch, "planner")
     b = start_broker("fifo")
     t0 = b.clock.epoch
     for limit in (100, 300, 300, 300):  # three cores on each node
@@ -301,4 +320,75 @@ def test_a_job_that_falls_behind_a_kept_one_leaves_it_room():
     }
     b.run()
     assert [b.jobs.job(j).t_run for j in (first, three_nodes, second)] == [t0 + 100] * 3
+    b.observer.assert_clean()
+
+
+_one_slot_job = st.tuples(
+    st.sampled_from([0, 0, 0, 1, 5, 30]),  # seconds after the job before
+    st.integers(1, 4),  # cores (machines of 2 to 4 cores a node)
+    st.integers(1, 12),  # limit in tens of seconds
+    st.sampled_from([1.0, 0.5, 0.2, 0.05]),  # runtime over the limit
+    st.sampled_from([None, None, None, 20, 5]),  # a priority set later, if any
+)
+
+
+def test_swept_estimates_are_the_planners_on_one_slot_queues():
+    # With the tests' checks on, every sweep (fresh or continued) is
+    # placed again by the planner, job by job from the start of the one
+    # ahead, and a start or an R that differs fails the module.
+    from flux_sched_base.one_slot_sweep import OneSlotSweep
+
+    swept = []
+    place = OneSlotSweep.place
+
+    def counted(self, request):
+        found = place(self, request)
+        swept.append(found)
+        return found
+
+    @settings(
+        max_examples=250,
+        deadline=None,
+        derandomize=True,
+        suppress_health_check=[HealthCheck.too_slow],
+    )
+    @given(
+        st.lists(_one_slot_job, min_size=3, max_size=30),
+        st.integers(1, 4),
+        st.integers(2, 4),
+        st.sampled_from(["8", "unlimited", "2"]),
+        st.sampled_from([None, "unlimited"]),
+    )
+    def examples(jobs, nodes, cores, depth, queue_depth):
+        _run_one_slot_queue(jobs, nodes, cores, depth, queue_depth)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(OneSlotSweep, "place", counted)
+        examples()
+    # The sweep answered, and often (not only the planner's way).
+    assert sum(found is not None for found in swept) > 500, len(swept)
+
+
+def _run_one_slot_queue(jobs, nodes, cores, depth, queue_depth) -> None:
+    from mock_broker.machine import Machine
+
+    args = [f"forecast-depth={depth}"]
+    if queue_depth is not None:
+        args.append(f"queue-depth={queue_depth}")
+    b = start_broker("fifo", args, machine=Machine.uniform(nodes, cores))
+    t = b.clock.epoch
+    later, ids = [], []
+    for gap, size, tens, fraction, priority in jobs:
+        t += gap
+        b.run_until(t)
+        limit = 10.0 * tens
+        jobid = b.jobs.submit(_slot(min(size, cores), limit), runtime=limit * fraction)
+        ids.append(jobid)
+        if priority is not None:
+            later.append((jobid, priority))
+        if later and gap % 3 == 0:
+            b.jobs.prioritize(dict([later.pop()]))
+    b.run()
+    for jobid in ids:
+        assert b.jobs.job(jobid).result == "completed"
     b.observer.assert_clean()
