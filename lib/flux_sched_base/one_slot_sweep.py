@@ -163,19 +163,19 @@ class OneSlotSweep:
         ends, busy_c = steps[2], steps[5]
         total = planner.node_cores.get(rank, 0)
         held = self.reserved[rank]
-        # Room comes back only when something on the rank ends.
-        times = sorted({e for e in ends if e > t} | {e for e, _ in held if e > t})
-        i = 0
-        while t <= limit:
+        while True:
             k = bisect.bisect_right(ends, t)
             used = busy_c[k].union(*(cores for e, cores in held if e > t))
             if total - len(used) >= size:
                 return t
-            if i == len(times):
+            # Room comes back only when something on the rank ends.
+            nxt = ends[k] if k < len(ends) else INF
+            for e, _ in held:
+                if t < e < nxt:
+                    nxt = e
+            if nxt > limit:
                 return INF
-            t = times[i]
-            i += 1
-        return INF
+            t = nxt
 
     def _choose(self, t: float, size: int, candidates: list[int]):
         """``(rank, cores)`` the pool gives one slot of *size* cores at *t*
