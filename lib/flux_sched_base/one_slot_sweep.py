@@ -56,7 +56,7 @@ class OneSlotSweep:
         "include_floor",
         "reserved",
         "_position",
-        "_checked",
+        "_now_keys",
     )
 
     def __init__(self, planner) -> None:
@@ -72,7 +72,7 @@ class OneSlotSweep:
         #: rank -> [(end, cores)] of the jobs placed there so far.
         self.reserved: dict[int, list[tuple[float, frozenset]]] = {}
         self._position = planner._table_position(impl._ranks)
-        self._checked: set[int] = set()
+        self._now_keys: dict[int, tuple] = {}
 
     @staticmethod
     def context(planner) -> tuple:
@@ -180,46 +180,28 @@ class OneSlotSweep:
     def _choose(self, t: float, size: int, candidates: list[int]):
         """``(rank, cores)`` the pool gives one slot of *size* cores at *t*
         among *candidates* (the ranks with room there)."""
-        planner = self.planner
         table = self.impl._ranks
-        position = self._position
-        checked = self._checked
         reserved = self.reserved
-        running_steps = planner.running_steps
-        # The pool's choice can only be read where it holds what the running
-        # jobs hold: check every rank with room, and every one the sweep
-        # holds (the planner's search reads those at t as well), once a sweep.
-        for rank in (*candidates, *reserved):
-            if rank in checked:
-                continue
-            steps = running_steps(rank)
-            if steps is None:
-                raise SweepCannotSay("running jobs that cannot be counted")
-            info = table[rank]
-            if not (
-                info["allocated_cores"] <= steps[5][0]
-                and info["allocated_gpus"] <= steps[6][0]
-            ):
-                raise SweepCannotSay("the pool holds cores no running job names")
-            checked.add(rank)
+        now_keys = self._now_keys
+        running_steps = self.planner.running_steps
         best, best_key = None, None
         for rank in candidates:
-            steps = running_steps(rank)
-            held = reserved.get(rank)
-            ends = steps[2]
-            if not held and (not ends or ends[0] > t):
-                # Nothing on it has ended by t: its room now (counts, with
-                # what it holds inside the rank's own cores: checked above).
-                key = (steps[0], steps[1], -position[rank])
+            entry = now_keys.get(rank)
+            if entry is None:
+                entry = now_keys[rank] = self._now_key(rank)
+            if entry[0] > t and rank not in reserved:
+                key = entry[1]  # nothing on it has ended by t
             else:
-                k = bisect.bisect_right(ends, t)
+                steps = running_steps(rank)
+                k = bisect.bisect_right(steps[2], t)
                 used_c, used_g = steps[5][k], steps[6][k]
+                held = reserved.get(rank)
                 if held:
                     used_c = used_c.union(*(cores for e, cores in held if e > t))
                 info = table[rank]
                 key = (
                     *room_left(info["cores"], info["gpus"], used_c, used_g),
-                    -position[rank],
+                    entry[1][2],
                 )
             if key[0] >= size and (best_key is None or key > best_key):
                 best, best_key = rank, key
@@ -232,3 +214,25 @@ class OneSlotSweep:
             used_c = used_c.union(*(cores for e, cores in held if e > t))
         free = sorted(table[best]["cores"] - used_c)[:size]
         return best, frozenset(free)
+
+    def _now_key(self, rank: int) -> tuple[float, tuple]:
+        """``(first end, room key)`` of a rank as its running jobs leave
+        it now: when the first of them ends, and ``(free cores, free GPUs,
+        minus table position)``, the order of the pool's choice.  Read once
+        a sweep, after checking that the pool's choice can be read from the
+        plan there: the pool holds no core or GPU the running jobs do not
+        (the planner's search reads every rank with room, and every rank
+        the sweep holds, the same way)."""
+        steps = self.planner.running_steps(rank)
+        if steps is None:
+            raise SweepCannotSay("running jobs that cannot be counted")
+        info = self.impl._ranks[rank]
+        if not (
+            info["allocated_cores"] <= steps[5][0]
+            and info["allocated_gpus"] <= steps[6][0]
+        ):
+            raise SweepCannotSay("the pool holds cores no running job names")
+        ends = steps[2]
+        # Counts leave the same room as sets: the running jobs' cores are
+        # the rank's own (running_steps says None otherwise).
+        return (ends[0] if ends else INF), (steps[0], steps[1], -self._position[rank])
