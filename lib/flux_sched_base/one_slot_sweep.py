@@ -30,6 +30,8 @@ from __future__ import annotations
 import bisect
 import math
 
+from sortedcontainers import SortedList
+
 from flux_sched_base.pool import Rv1SummaryPool, room_left
 
 INF = math.inf
@@ -39,27 +41,114 @@ class SweepCannotSay(Exception):
     """The sweep cannot answer as the planner would (see the module doc)."""
 
 
+class RoomNow:
+    """The up ranks in the order of the pool's one-slot choice by the
+    room their running jobs leave now (most free cores, then GPUs, the
+    first in table order), with when the first of those jobs ends: kept
+    from pass to pass, each rank read again only when its running jobs
+    change (:meth:`~flux_sched_base.planbook.PlanBook.watch_running`).
+
+    A rank where the plan cannot stand for the pool is *odd*: its running
+    jobs cannot be counted, or the pool holds a core or GPU there that
+    none of them names (a free that did not return all a job held).  The
+    pool changes a rank only as a job starts or ends there, so the check
+    is made when the rank is read.
+    """
+
+    __slots__ = (
+        "planner",
+        "table",
+        "version",
+        "changed",
+        "order",
+        "keys",
+        "first_end",
+        "odd",
+    )
+
+    def __init__(self, planner, table) -> None:
+        self.planner = planner
+        self.table = table
+        self.version = planner.ranks_version(())
+        self.changed = planner.watch_running()
+        self.order = SortedList()  # (-free cores, -free GPUs, position, rank)
+        self.keys: dict[int, tuple] = {}
+        self.first_end: dict[int, float] = {}
+        self.odd: set[int] = set()
+        position = planner._table_position(table)
+        for rank in planner.up:
+            self._read(rank, position)
+
+    @classmethod
+    def kept(cls, planner, table, old: RoomNow | None) -> RoomNow:
+        """*old* brought up to date, or a new index if the resources or
+        the pool's table changed since it was built."""
+        if (
+            old is None
+            or old.version != planner.ranks_version(())
+            or old.table is not table
+        ):
+            if old is not None:
+                planner.unwatch_running(old.changed)
+            return cls(planner, table)
+        if old.changed:
+            position = planner._table_position(table)
+            up = planner.up
+            for rank in old.changed:
+                if rank in up:
+                    old._read(rank, position)
+            old.changed.clear()
+        return old
+
+    def _read(self, rank: int, position: dict) -> None:
+        key = self.keys.pop(rank, None)
+        if key is not None:
+            self.order.remove(key)
+        self.odd.discard(rank)
+        self.first_end.pop(rank, None)
+        steps = self.planner.running_steps(rank)
+        info = self.table.get(rank)
+        if (
+            steps is None
+            or info is None
+            or not info["allocated_cores"] <= steps[5][0]
+            or not info["allocated_gpus"] <= steps[6][0]
+        ):
+            self.odd.add(rank)
+            return
+        # Counts leave the same room as sets: the running jobs' cores are
+        # the rank's own (running_steps says None otherwise).
+        key = (-steps[0], -steps[1], position[rank], rank)
+        self.keys[rank] = key
+        self.order.add(key)
+        ends = steps[2]
+        self.first_end[rank] = ends[0] if ends else INF
+
+
 class OneSlotSweep:
     """Start estimates of one-slot jobs placed in queue order, each from
     the start of the one before (the first strictly after now).
 
-    Built from a :class:`~flux_sched_base.planner.Planner` at its now;
-    :meth:`place` is called for each job in turn and the object may be
-    kept to place jobs that queue behind them later, while the planner's
-    running jobs, resources and pool stay as they were (:meth:`context`).
+    Built from a :class:`~flux_sched_base.planner.Planner` at its now and
+    a :class:`RoomNow` kept up to date (``room``: the one to bring up to
+    date, if any; the sweep's own is :attr:`room`); :meth:`place` is
+    called for each job in turn, and the object may be kept to place jobs
+    that queue behind them later, while the planner's running jobs,
+    resources and pool stay as they were (:meth:`context`).
     """
 
     __slots__ = (
         "planner",
         "impl",
+        "room",
         "floor",
         "include_floor",
         "reserved",
-        "_position",
-        "_now_keys",
+        "_touched",
+        "_touched_until",
     )
 
-    def __init__(self, planner) -> None:
+    def __init__(self, planner, room: RoomNow | None = None) -> None:
         impl = getattr(planner.pool, "impl", None)
         if not isinstance(impl, Rv1SummaryPool) or planner.pool.expiration > 0.0:
             raise SweepCannotSay("not a summary pool without expiration")
@@ -67,12 +156,15 @@ class OneSlotSweep:
             raise SweepCannotSay("a running job is overdue")
         self.planner = planner
         self.impl = impl
+        self.room = RoomNow.kept(planner, impl._ranks, room)
         self.floor = planner.now
         self.include_floor = False
         #: rank -> [(end, cores)] of the jobs placed there so far.
         self.reserved: dict[int, list[tuple[float, frozenset]]] = {}
-        self._position = planner._table_position(impl._ranks)
-        self._now_keys: dict[int, tuple] = {}
+        # Ranks a running job ends on by _touched_until (the sweep's time
+        # only moves forward).
+        self._touched: set[int] = set()
+        self._touched_until = -INF
 
     @staticmethod
     def context(planner) -> tuple:
@@ -100,6 +192,8 @@ class OneSlotSweep:
         :class:`SweepCannotSay` (nothing placed) where the planner must
         answer."""
         planner = self.planner
+        if self.room.odd:
+            raise SweepCannotSay("a rank where the plan cannot stand for the pool")
         size = request.slot_size
         bounds, unknown = planner.rank_bounds(size, 0)
         if unknown:
@@ -128,15 +222,9 @@ class OneSlotSweep:
             except Exception as exc:
                 raise SweepCannotSay("the allocator refuses the request") from exc
             return None
-        # Ranks with room at best: those no job of the sweep holds whose
-        # running jobs allow it by then, and the held ones that reach it.
-        candidates = [
-            rank
-            for _, rank in bounds.irange(maximum=(best, INF))
-            if rank not in reserved
-        ]
-        candidates.extend(rank for rank, t in starts.items() if t == best)
-        rank, cores = self._choose(best, size, candidates)
+        # The held ranks with room at best: the others are read by _choose.
+        held_room = [rank for rank, t in starts.items() if t == best]
+        rank, cores = self._choose(best, size, held_room)
         end = planner.window_end(best, request.duration)
         reserved.setdefault(rank, []).append((end, cores))
         self.floor, self.include_floor = best, True
@@ -177,33 +265,38 @@ class OneSlotSweep:
                 return INF
             t = nxt
 
-    def _choose(self, t: float, size: int, candidates: list[int]):
+    def _choose(self, t: float, size: int, held_room: list[int]):
         """``(rank, cores)`` the pool gives one slot of *size* cores at *t*
-        among *candidates* (the ranks with room there)."""
+        (a time some rank has room for it): the roomiest of the ranks with
+        room there, *held_room* (those the sweep holds) and the others:
+        the first in :class:`RoomNow`'s order (room now), and those on
+        which a running job has ended by then, read at *t* (their room
+        only grew, so no other rank beats the first on its room now)."""
+        planner = self.planner
         table = self.impl._ranks
         reserved = self.reserved
-        now_keys = self._now_keys
-        running_steps = self.planner.running_steps
+        room = self.room
         best, best_key = None, None
-        for rank in candidates:
-            entry = now_keys.get(rank)
-            if entry is None:
-                entry = now_keys[rank] = self._now_key(rank)
-            if entry[0] > t and rank not in reserved:
-                key = entry[1]  # nothing on it has ended by t
-            else:
-                steps = running_steps(rank)
-                k = bisect.bisect_right(steps[2], t)
-                used_c, used_g = steps[5][k], steps[6][k]
-                held = reserved.get(rank)
-                if held:
-                    used_c = used_c.union(*(cores for e, cores in held if e > t))
-                info = table[rank]
-                key = (
-                    *room_left(info["cores"], info["gpus"], used_c, used_g),
-                    entry[1][2],
-                )
-            if key[0] >= size and (best_key is None or key > best_key):
+        touched = self._touched_by(t)
+        for key in room.order:
+            rank = key[3]
+            if rank in reserved:
+                continue
+            if -key[0] >= size:
+                best, best_key = rank, (-key[0], -key[1], -key[2])
+            break
+        running_steps = planner.running_steps
+        for rank in (*held_room, *(r for r in touched if r not in reserved)):
+            steps = running_steps(rank)
+            k = bisect.bisect_right(steps[2], t)
+            used_c, used_g = steps[5][k], steps[6][k]
+            held = reserved.get(rank)
+            if held:
+                used_c = used_c.union(*(cores for e, cores in held if e > t))
+            info = table[rank]
+            free_c, free_g = room_left(info["cores"], info["gpus"], used_c, used_g)
+            key = (free_c, free_g, -room.keys[rank][2])
+            if free_c >= size and (best_key is None or key > best_key):
                 best, best_key = rank, key
         if best is None:
             raise SweepCannotSay("no rank with room where one was found")
@@ -215,24 +308,13 @@ class OneSlotSweep:
         free = sorted(table[best]["cores"] - used_c)[:size]
         return best, frozenset(free)
 
-    def _now_key(self, rank: int) -> tuple[float, tuple]:
-        """``(first end, room key)`` of a rank as its running jobs leave
-        it now: when the first of them ends, and ``(free cores, free GPUs,
-        minus table position)``, the order of the pool's choice.  Read once
-        a sweep, after checking that the pool's choice can be read from the
-        plan there: the pool holds no core or GPU the running jobs do not
-        (the planner's search reads every rank with room, and every rank
-        the sweep holds, the same way)."""
-        steps = self.planner.running_steps(rank)
-        if steps is None:
-            raise SweepCannotSay("running jobs that cannot be counted")
-        info = self.impl._ranks[rank]
-        if not (
-            info["allocated_cores"] <= steps[5][0]
-            and info["allocated_gpus"] <= steps[6][0]
-        ):
-            raise SweepCannotSay("the pool holds cores no running job names")
-        ends = steps[2]
-        # Counts leave the same room as sets: the running jobs' cores are
-        # the rank's own (running_steps says None otherwise).
-        return (ends[0] if ends else INF), (steps[0], steps[1], -self._position[rank])
+    def _touched_by(self, t: float) -> set[int]:
+        """The up ranks a running job ends on by *t* (never earlier than
+        the last time asked)."""
+        if t > self._touched_until:
+            planner = self.planner
+            running, up, touched = planner.running, planner.up, self._touched
+            for _, jobid in planner.running_ends_between(self._touched_until, t):
+                touched.update(r for r in running[jobid].ranks if r in up)
+            self._touched_until = t
+        return self._touched

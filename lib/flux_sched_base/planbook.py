@@ -153,6 +153,8 @@ class PlanBook:
         # each up rank (see rank_bounds), and the ranks changed since.
         self._bounds: dict[tuple, tuple] = {}
         self._bounds_dirty: set[int] = set()
+        # Sets handed out by watch_running, filled with the ranks changed.
+        self._watchers: list[set[int]] = []
         # Per rank, a count of the changes to its items (see ranks_version).
         self._rank_versions: dict[int, int] = {}
         self._resources_version = 0
@@ -223,6 +225,7 @@ class PlanBook:
         self._steps.clear()
         self._bounds.clear()
         self._bounds_dirty.clear()
+        self._watchers.clear()
         self._resources_version += 1
         self._machine = None  # see Planner.whole_nodes
         self.profile.capacity = capacity
@@ -359,6 +362,22 @@ class PlanBook:
                 steps.pop(rank, None)
         if self._bounds:
             self._bounds_dirty.update(ranks)
+        for watcher in self._watchers:
+            watcher.update(ranks)
+
+    def watch_running(self) -> set[int]:
+        """A set that from now on receives every rank whose running jobs
+        come, go or change their end, for a caller that keeps something
+        per rank up to date (it empties the set as it reads it).  Kept
+        until the resources change (:meth:`ranks_version`): a caller then
+        starts again with a new one."""
+        watcher: set[int] = set()
+        self._watchers.append(watcher)
+        return watcher
+
+    def unwatch_running(self, watcher: set[int]) -> None:
+        """Stop filling *watcher* (from :meth:`watch_running`)."""
+        self._watchers = [w for w in self._watchers if w is not watcher]
 
     #: Shares :meth:`rank_bounds` keeps up to date at most (beyond, it
     #: forgets them all): each running job that comes or goes updates all.
@@ -567,6 +586,13 @@ class PlanBook:
         ends = self._running_ends
         i = ends.bisect_right((t, INF))
         return ends[i][0] if i < len(ends) else INF
+
+    def running_ends_between(self, low: float, high: float):
+        """``(end, jobid)`` of the running jobs planned to end after *low*
+        and by *high*, in order of end."""
+        return self._running_ends.irange(
+            (low, INF), (high, INF), inclusive=(False, True)
+        )
 
     def running_ended_by(self, t: float) -> set[int]:
         """Ids of running jobs whose planned end is at or before *t*."""

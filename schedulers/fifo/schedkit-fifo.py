@@ -242,7 +242,8 @@ class FifoScheduler(PlanningScheduler):
                 placed, sweep, stopped = list(kept), last[2], last[3]
         try:
             if sweep is None:
-                sweep = OneSlotSweep(planner)
+                sweep = OneSlotSweep(planner, self.__dict__.get("_room_now"))
+                self._room_now = sweep.room  # kept up to date from pass to pass
             for job in jobs[len(placed) :]:
                 if stopped:
                     break
