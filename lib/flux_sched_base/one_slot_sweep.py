@@ -32,7 +32,7 @@ import math
 
 from sortedcontainers import SortedList
 
-from flux_sched_base.pool import Rv1SummaryPool, room_left
+from flux_sched_base.pool import Rv1SummaryPool
 
 INF = math.inf
 
@@ -159,8 +159,9 @@ class OneSlotSweep:
         self.room = RoomNow.kept(planner, impl._ranks, room)
         self.floor = planner.now
         self.include_floor = False
-        #: rank -> [(end, cores)] of the jobs placed there so far.
-        self.reserved: dict[int, list[tuple[float, frozenset]]] = {}
+        #: rank -> [(start, end, cores)] of the jobs placed there so far,
+        #: in order (the cores each takes: see :meth:`cores`).
+        self.reserved: dict[int, list[tuple[float, float, int]]] = {}
         # Ranks a running job ends on by _touched_until (the sweep's time
         # only moves forward).
         self._touched: set[int] = set()
@@ -185,10 +186,10 @@ class OneSlotSweep:
             and getattr(request, "constraint", None) is None
         )
 
-    def place(self, request) -> tuple[float, float, int, frozenset] | None:
+    def place(self, request) -> tuple[float, float, int] | None:
         """Place *request* at its earliest start from the floor:
-        ``(start, end, rank, cores)``, or None if it never fits given what
-        never ends (no estimate, and none for the jobs behind it).  Raises
+        ``(start, end, rank)``, or None if it never fits given what never
+        ends (no estimate, and none for the jobs behind it).  Raises
         :class:`SweepCannotSay` (nothing placed) where the planner must
         answer."""
         planner = self.planner
@@ -224,15 +225,15 @@ class OneSlotSweep:
             return None
         # The held ranks with room at best: the others are read by _choose.
         held_room = [rank for rank, t in starts.items() if t == best]
-        rank, cores = self._choose(best, size, held_room)
+        rank = self._choose(best, size, held_room)
         end = planner.window_end(best, request.duration)
-        reserved.setdefault(rank, []).append((end, cores))
+        reserved.setdefault(rank, []).append((best, end, size))
         self.floor, self.include_floor = best, True
-        return best, end, rank, cores
+        return best, end, rank
 
     def _next_reserved_end(self, t: float) -> float:
         return min(
-            (end for held in self.reserved.values() for end, _ in held if end > t),
+            (end for held in self.reserved.values() for _, end, _ in held if end > t),
             default=INF,
         )
 
@@ -253,31 +254,28 @@ class OneSlotSweep:
         held = self.reserved[rank]
         while True:
             k = bisect.bisect_right(ends, t)
-            used = busy_c[k].union(*(cores for e, cores in held if e > t))
-            if total - len(used) >= size:
+            used = len(busy_c[k]) + sum(n for _, e, n in held if e > t)
+            if total - used >= size:
                 return t
             # Room comes back only when something on the rank ends.
             nxt = ends[k] if k < len(ends) else INF
-            for e, _ in held:
+            for _, e, _ in held:
                 if t < e < nxt:
                     nxt = e
             if nxt > limit:
                 return INF
             t = nxt
 
-    def _choose(self, t: float, size: int, held_room: list[int]):
-        """``(rank, cores)`` the pool gives one slot of *size* cores at *t*
-        (a time some rank has room for it): the roomiest of the ranks with
-        room there, *held_room* (those the sweep holds) and the others:
-        the first in :class:`RoomNow`'s order (room now), and those on
-        which a running job has ended by then, read at *t* (their room
-        only grew, so no other rank beats the first on its room now)."""
-        planner = self.planner
-        table = self.impl._ranks
+    def _choose(self, t: float, size: int, held_room: list[int]) -> int:
+        """The rank the pool gives one slot of *size* cores at *t* (a time
+        some rank has room for it): the roomiest of the ranks with room
+        there, *held_room* (those the sweep holds) and the others: the
+        first in :class:`RoomNow`'s order (room now), and those on which a
+        running job has ended by then, read at *t* (their room only grew,
+        so no other rank beats the first on its room now)."""
         reserved = self.reserved
         room = self.room
         best, best_key = None, None
-        touched = self._touched_by(t)
         for key in room.order:
             rank = key[3]
             if rank in reserved:
@@ -285,28 +283,46 @@ class OneSlotSweep:
             if -key[0] >= size:
                 best, best_key = rank, (-key[0], -key[1], -key[2])
             break
-        running_steps = planner.running_steps
+        running_steps = self.planner.running_steps
+        node_cores = self.planner.node_cores
+        touched = self._touched_by(t)
         for rank in (*held_room, *(r for r in touched if r not in reserved)):
             steps = running_steps(rank)
             k = bisect.bisect_right(steps[2], t)
-            used_c, used_g = steps[5][k], steps[6][k]
+            # The items on a rank hold cores apart (each took free ones):
+            # counts say what sets would.
+            free_c = node_cores[rank] - len(steps[5][k])
             held = reserved.get(rank)
             if held:
-                used_c = used_c.union(*(cores for e, cores in held if e > t))
-            info = table[rank]
-            free_c, free_g = room_left(info["cores"], info["gpus"], used_c, used_g)
-            key = (free_c, free_g, -room.keys[rank][2])
-            if free_c >= size and (best_key is None or key > best_key):
-                best, best_key = rank, key
+                free_c -= sum(n for _, e, n in held if e > t)
+            if free_c >= size:
+                free_g = steps[1] + len(steps[6][0]) - len(steps[6][k])
+                key = (free_c, free_g, -room.keys[rank][2])
+                if best_key is None or key > best_key:
+                    best, best_key = rank, key
         if best is None:
             raise SweepCannotSay("no rank with room where one was found")
-        steps = running_steps(best)
-        used_c = steps[5][bisect.bisect_right(steps[2], t)]
-        held = reserved.get(best)
-        if held:
-            used_c = used_c.union(*(cores for e, cores in held if e > t))
-        free = sorted(table[best]["cores"] - used_c)[:size]
-        return best, frozenset(free)
+        return best
+
+    def cores(self) -> dict[int, list[frozenset]]:
+        """The cores each job of the sweep gets, rank by rank in the order
+        placed: the lowest ones free at its start (the pool's choice)."""
+        table = self.impl._ranks
+        out = {}
+        for rank, held in self.reserved.items():
+            steps = self.planner.running_steps(rank)
+            taken = []
+            for start, _, size in held:
+                used = steps[5][bisect.bisect_right(steps[2], start)].union(
+                    *(
+                        cores
+                        for (_, end, _), cores in zip(held, taken, strict=False)
+                        if end > start
+                    )
+                )
+                taken.append(frozenset(sorted(table[rank]["cores"] - used)[:size]))
+            out[rank] = taken
+        return out
 
     def _touched_by(self, t: float) -> set[int]:
         """The up ranks a running job ends on by *t* (never earlier than

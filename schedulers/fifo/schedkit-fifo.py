@@ -204,7 +204,7 @@ class FifoScheduler(PlanningScheduler):
         each one slot of cores, found by
         :class:`~flux_sched_base.one_slot_sweep.OneSlotSweep`: ``(context,
         placed, sweep, stopped)``, *placed* a list of ``(job, request, start,
-        end, rank, cores)`` (start None: no estimate, and none behind it), or
+        end, rank)`` (start None: no estimate, and none behind it), or
         None where the sweep cannot say (then :meth:`_forecast` answers).
 
         The last complete sweep is kept with its state.  A pass that finds
@@ -252,7 +252,7 @@ class FifoScheduler(PlanningScheduler):
                     return None
                 found = sweep.place(rr)
                 if found is None:
-                    placed.append((job, rr, None, None, None, None))
+                    placed.append((job, rr, None, None, None))
                     stopped = True
                 else:
                     placed.append((job, rr, *found))
@@ -264,7 +264,7 @@ class FifoScheduler(PlanningScheduler):
         """Announce the estimates :meth:`_sweep` found."""
         planner = self.planner
         estimated = set()
-        for position, (job, rr, start, end, _, _) in enumerate(placed):
+        for position, (job, rr, start, end, _) in enumerate(placed):
             estimated.add(job.jobid)
             if start is None:
                 self.annotations.update(
@@ -280,10 +280,10 @@ class FifoScheduler(PlanningScheduler):
                 yield
         self._clear_estimates(estimated)
         if self.check_reuse:
-            self._check_sweep(placed)
+            self._check_sweep(placed, sweep)
         self._last_sweep = (context, placed, sweep, stopped)
 
-    def _check_sweep(self, placed: list) -> None:
+    def _check_sweep(self, placed: list, sweep: OneSlotSweep) -> None:
         """Fail unless the planner places the jobs of a sweep (its own
         and those it kept) as the sweep did, start and R, each from the
         start of the one ahead (tests: ``check_reuse``)."""
@@ -291,8 +291,14 @@ class FifoScheduler(PlanningScheduler):
         planner.begin_pass(planner.now)
         self._drop_reservations()
         floor, include_floor = planner.now, False
+        cores_on = sweep.cores()
+        seen: dict[int, int] = {}
         try:
-            for job, rr, start, _, rank, cores in placed:
+            for job, rr, start, _, rank in placed:
+                cores = None
+                if rank is not None:
+                    cores = cores_on[rank][seen.get(rank, 0)]
+                    seen[rank] = seen.get(rank, 0) + 1
                 found = planner.earliest(
                     job.jobid,
                     rr,

@@ -329,6 +329,7 @@ _one_slot_job = st.tuples(
     st.integers(1, 12),  # limit in tens of seconds
     st.sampled_from([1.0, 0.5, 0.2, 0.05]),  # runtime over the limit
     st.sampled_from([None, None, None, 20, 5]),  # a priority set later, if any
+    st.sampled_from([0, 0, 0, 1]),  # GPUs (on a machine with GPU nodes)
 )
 
 
@@ -358,9 +359,10 @@ def test_swept_estimates_are_the_planners_on_one_slot_queues():
         st.integers(2, 4),
         st.sampled_from(["8", "unlimited", "2"]),
         st.sampled_from([None, "unlimited"]),
+        st.sampled_from([0, 1, 2, 2]),
     )
-    def examples(jobs, nodes, cores, depth, queue_depth):
-        _run_one_slot_queue(jobs, nodes, cores, depth, queue_depth)
+    def examples(jobs, nodes, cores, depth, queue_depth, gpu_nodes):
+        _run_one_slot_queue(jobs, nodes, cores, depth, queue_depth, gpu_nodes)
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(OneSlotSweep, "place", counted)
@@ -369,20 +371,30 @@ def test_swept_estimates_are_the_planners_on_one_slot_queues():
     assert sum(found is not None for found in swept) > 500, len(swept)
 
 
-def _run_one_slot_queue(jobs, nodes, cores, depth, queue_depth) -> None:
-    from mock_broker.machine import Machine
+def _run_one_slot_queue(jobs, nodes, cores, depth, queue_depth, gpu_nodes) -> None:
+    """Submit *jobs* to fifo on *nodes* nodes of *cores* cores and, after
+    them, *gpu_nodes* with two GPUs each (a job asking for a GPU too: it
+    runs on those, and passes with it queued are the planner's); each job
+    ends completed."""
+    from mock_broker.machine import Machine, NodeGroup
 
     args = [f"forecast-depth={depth}"]
     if queue_depth is not None:
         args.append(f"queue-depth={queue_depth}")
-    b = start_broker("fifo", args, machine=Machine.uniform(nodes, cores))
+    groups = [NodeGroup(nodes, cores)]
+    if gpu_nodes:
+        groups.append(NodeGroup(gpu_nodes, cores, 2))
+    b = start_broker("fifo", args, machine=Machine(tuple(groups)))
     t = b.clock.epoch
     later, ids = [], []
-    for gap, size, tens, fraction, priority in jobs:
+    for gap, size, tens, fraction, priority, gpus in jobs:
         t += gap
         b.run_until(t)
         limit = 10.0 * tens
-        jobid = b.jobs.submit(_slot(min(size, cores), limit), runtime=limit * fraction)
+        spec = _slot(min(size, cores), limit)
+        if gpus and gpu_nodes:
+            spec = make_jobspec(slots=1, cores=min(size, cores), gpus=1, duration=limit)
+        jobid = b.jobs.submit(spec, runtime=limit * fraction)
         ids.append(jobid)
         if priority is not None:
             later.append((jobid, priority))
