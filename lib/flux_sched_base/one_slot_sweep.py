@@ -13,16 +13,22 @@ host a slot size given its running jobs alone is the planner's kept
 :meth:`~flux_sched_base.planbook.PlanBook.rank_bounds`, and only the few
 ranks the sweep has placed jobs on are read step by step.  The rank a job
 gets is the pool's own choice at its start (the most free cores, then
-GPUs, the first in table order) and its cores the lowest free ones, as
-:meth:`~flux_sched_base.planner.Planner.earliest` answers the same
-questions, without placing reservations in the planner.
+GPUs, the first in table order: the roomiest rank now is kept from pass to
+pass in :class:`RoomNow`, and only ranks on which a running job has ended
+by then are read again), and its cores the lowest free ones
+(:meth:`OneSlotSweep.cores`, worked out when asked: the choice of a rank
+needs only counts, since the items on a rank each took cores free of the
+others).  The answers are those
+:meth:`~flux_sched_base.planner.Planner.earliest` gives the same
+questions with reservations placed in the planner; the scheduler tests
+ask both and compare every start and R.
 
 The sweep answers only where the planner's one-rank search would read the
 plan the same way; elsewhere (a running job overdue, running jobs whose
 cores cannot be counted, a pool that holds cores no running job names on
-a rank the sweep reads, an instance expiration, a request the allocator
-would refuse) it raises :class:`SweepCannotSay` before changing anything
-the caller keeps, and the caller asks the planner instead.
+some up rank, an instance expiration, a request the allocator would
+refuse) it raises :class:`SweepCannotSay` before changing anything the
+caller keeps, and the caller asks the planner instead.
 """
 
 from __future__ import annotations
@@ -44,8 +50,7 @@ class SweepCannotSay(Exception):
 class RoomNow:
     """The up ranks in the order of the pool's one-slot choice by the
     room their running jobs leave now (most free cores, then GPUs, the
-    first in table order), with when the first of those jobs ends: kept
-    from pass to pass, each rank read again only when its running jobs
+    first in table order): kept from pass to pass, each rank read again only when its running jobs
     change (:meth:`~flux_sched_base.planbook.PlanBook.watch_running`).
 
     A rank where the plan cannot stand for the pool is *odd*: its running
@@ -62,7 +67,6 @@ class RoomNow:
         "changed",
         "order",
         "keys",
-        "first_end",
         "odd",
     )
 
@@ -73,7 +77,6 @@ class RoomNow:
         self.changed = planner.watch_running()
         self.order = SortedList()  # (-free cores, -free GPUs, position, rank)
         self.keys: dict[int, tuple] = {}
-        self.first_end: dict[int, float] = {}
         self.odd: set[int] = set()
         position = planner._table_position(table)
         for rank in planner.up:
@@ -105,7 +108,6 @@ class RoomNow:
         if key is not None:
             self.order.remove(key)
         self.odd.discard(rank)
-        self.first_end.pop(rank, None)
         steps = self.planner.running_steps(rank)
         info = self.table.get(rank)
         if (
@@ -121,8 +123,6 @@ class RoomNow:
         key = (-steps[0], -steps[1], position[rank], rank)
         self.keys[rank] = key
         self.order.add(key)
-        ends = steps[2]
-        self.first_end[rank] = ends[0] if ends else INF
 
 
 class OneSlotSweep:
