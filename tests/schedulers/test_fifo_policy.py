@@ -330,6 +330,7 @@ _one_slot_job = st.tuples(
     st.sampled_from([1.0, 0.5, 0.2, 0.05]),  # runtime over the limit
     st.sampled_from([None, None, None, 20, 5]),  # a priority set later, if any
     st.sampled_from([0, 0, 0, 1]),  # GPUs (on a machine with GPU nodes)
+    st.sampled_from([None] * 8 + ["drain", "undrain"]),  # a node then
 )
 
 
@@ -375,7 +376,8 @@ def _run_one_slot_queue(jobs, nodes, cores, depth, queue_depth, gpu_nodes) -> No
     """Submit *jobs* to fifo on *nodes* nodes of *cores* cores and, after
     them, *gpu_nodes* with two GPUs each (a job asking for a GPU too: it
     runs on those, and passes with it queued are the planner's); each job
-    ends completed."""
+    ends completed.  A node may be drained or undrained as a job is
+    submitted (every node still drained is undrained after the last)."""
     from mock_broker.machine import Machine, NodeGroup
 
     args = [f"forecast-depth={depth}"]
@@ -387,7 +389,8 @@ def _run_one_slot_queue(jobs, nodes, cores, depth, queue_depth, gpu_nodes) -> No
     b = start_broker("fifo", args, machine=Machine(tuple(groups)))
     t = b.clock.epoch
     later, ids = [], []
-    for gap, size, tens, fraction, priority, gpus in jobs:
+    drained = []
+    for gap, size, tens, fraction, priority, gpus, event in jobs:
         t += gap
         b.run_until(t)
         limit = 10.0 * tens
@@ -396,10 +399,17 @@ def _run_one_slot_queue(jobs, nodes, cores, depth, queue_depth, gpu_nodes) -> No
             spec = make_jobspec(slots=1, cores=min(size, cores), gpus=1, duration=limit)
         jobid = b.jobs.submit(spec, runtime=limit * fraction)
         ids.append(jobid)
+        if event == "drain":
+            drained.append(str(jobid % (nodes + gpu_nodes)))
+            b.resources.drain(drained[-1])
+        elif event == "undrain" and drained:
+            b.resources.undrain(drained.pop())
         if priority is not None:
             later.append((jobid, priority))
         if later and gap % 3 == 0:
             b.jobs.prioritize(dict([later.pop()]))
+    for rank in drained:
+        b.resources.undrain(rank)
     b.run()
     for jobid in ids:
         assert b.jobs.job(jobid).result == "completed"
