@@ -36,6 +36,7 @@ from __future__ import annotations
 import bisect
 import math
 
+from flux.resource import InfeasibleRequest
 from sortedcontainers import SortedList
 
 from flux_sched_base.pool import Rv1SummaryPool
@@ -50,8 +51,9 @@ class SweepCannotSay(Exception):
 class RoomNow:
     """The up ranks in the order of the pool's one-slot choice by the
     room their running jobs leave now (most free cores, then GPUs, the
-    first in table order): kept from pass to pass, each rank read again only when its running jobs
-    change (:meth:`~flux_sched_base.planbook.PlanBook.watch_running`).
+    first in table order): kept from pass to pass, each rank read again
+    only when its running jobs change
+    (:meth:`~flux_sched_base.planbook.PlanBook.watch_running`).
 
     A rank where the plan cannot stand for the pool is *odd*: its running
     jobs cannot be counted, or the pool holds a core or GPU there that
@@ -78,7 +80,7 @@ class RoomNow:
         self.order = SortedList()  # (-free cores, -free GPUs, position, rank)
         self.keys: dict[int, tuple] = {}
         self.odd: set[int] = set()
-        position = planner._table_position(table)
+        position = planner.table_position(table)
         for rank in planner.up:
             self._read(rank, position)
 
@@ -95,7 +97,7 @@ class RoomNow:
                 planner.unwatch_running(old.changed)
             return cls(planner, table)
         if old.changed:
-            position = planner._table_position(table)
+            position = planner.table_position(table)
             up = planner.up
             for rank in old.changed:
                 if rank in up:
@@ -159,8 +161,8 @@ class OneSlotSweep:
         self.room = RoomNow.kept(planner, impl._ranks, room)
         self.floor = planner.now
         self.include_floor = False
-        #: rank -> [(start, end, cores)] of the jobs placed there so far,
-        #: in order (the cores each takes: see :meth:`cores`).
+        #: rank -> [(start, end, number of cores)] of the jobs placed
+        #: there so far, in order (which cores each takes: :meth:`cores`).
         self.reserved: dict[int, list[tuple[float, float, int]]] = {}
         # Ranks a running job ends on by _touched_until (the sweep's time
         # only moves forward).
@@ -203,7 +205,9 @@ class OneSlotSweep:
         if self.include_floor:
             first = floor
         else:
-            first = min(planner.next_running_end(floor), self._next_reserved_end(floor))
+            # The first job (strictly after now; nothing placed yet): room
+            # comes when a running job ends.
+            first = planner.next_running_end(floor)
         reserved = self.reserved
         best = INF
         for bound, rank in bounds:
@@ -220,7 +224,7 @@ class OneSlotSweep:
         if best == INF:
             try:
                 planner.pool.check_feasibility(request)
-            except Exception as exc:
+            except InfeasibleRequest as exc:
                 raise SweepCannotSay("the allocator refuses the request") from exc
             return None
         # The held ranks with room at best: the others are read by _choose.
@@ -230,12 +234,6 @@ class OneSlotSweep:
         reserved.setdefault(rank, []).append((best, end, size))
         self.floor, self.include_floor = best, True
         return best, end, rank
-
-    def _next_reserved_end(self, t: float) -> float:
-        return min(
-            (end for held in self.reserved.values() for _, end, _ in held if end > t),
-            default=INF,
-        )
 
     def _first_room(self, rank: int, size: int, first: float, limit: float) -> float:
         """The first time from *first* (a candidate) and up to *limit*

@@ -233,7 +233,7 @@ class PlanBook:
         self._held = None
         self._most_slots: dict = {}
         self._one_rank_shapes: dict = {}
-        self._positions = None  # see RankSearch._table_position
+        self._positions = None  # see RankSearch.table_position
         if came_up:
             self._lighten(came_up)
         if went_down:

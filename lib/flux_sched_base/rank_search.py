@@ -246,7 +246,7 @@ class RankSearch(PlanBook):
         # in table order with that much wins (ties go to the first).
         top = (self._max_node_cores, self._max_node_gpus)
         best, best_room, best_used = None, (-1, -1), None
-        for rank in sorted(candidates, key=self._table_position(table).__getitem__):
+        for rank in sorted(candidates, key=self.table_position(table).__getitem__):
             steps = running_steps(rank)
             if steps is None:
                 return None
@@ -283,7 +283,7 @@ class RankSearch(PlanBook):
         }
         return impl.grant([(best, *lowest_free(window, size, 0))], 1)
 
-    def _table_position(self, table) -> dict:
+    def table_position(self, table) -> dict:
         """Each rank's position in the pool's rank table (the allocator's
         order among ties), kept while the table's ranks stay the same."""
         kept = self._positions

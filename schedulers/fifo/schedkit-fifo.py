@@ -224,6 +224,8 @@ class FifoScheduler(PlanningScheduler):
                 break
             jobs.append(job)
         context = OneSlotSweep.context(planner)
+        if not jobs:
+            return context, [], None, False  # forecast-depth=0
         placed: list[tuple] = []
         sweep, stopped = None, False
         if (
@@ -283,7 +285,7 @@ class FifoScheduler(PlanningScheduler):
             self._check_sweep(placed, sweep)
         self._last_sweep = (context, placed, sweep, stopped)
 
-    def _check_sweep(self, placed: list, sweep: OneSlotSweep) -> None:
+    def _check_sweep(self, placed: list, sweep: OneSlotSweep | None) -> None:
         """Fail unless the planner places the jobs of a sweep (its own
         and those it kept) as the sweep did, start and R, each from the
         start of the one ahead (tests: ``check_reuse``)."""
@@ -291,7 +293,7 @@ class FifoScheduler(PlanningScheduler):
         planner.begin_pass(planner.now)
         self._drop_reservations()
         floor, include_floor = planner.now, False
-        cores_on = sweep.cores()
+        cores_on = {} if sweep is None else sweep.cores()
         seen: dict[int, int] = {}
         try:
             for job, rr, start, _, rank in placed:

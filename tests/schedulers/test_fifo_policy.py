@@ -358,7 +358,7 @@ def test_swept_estimates_are_the_planners_on_one_slot_queues():
         st.lists(_one_slot_job, min_size=3, max_size=30),
         st.integers(1, 4),
         st.integers(2, 4),
-        st.sampled_from(["8", "unlimited", "2"]),
+        st.sampled_from(["8", "unlimited", "2", "1", "0"]),
         st.sampled_from([None, "unlimited"]),
         st.sampled_from([0, 1, 2, 2]),
     )
