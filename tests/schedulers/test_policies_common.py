@@ -227,8 +227,8 @@ def test_estimates_moving_earlier_by_milliseconds_are_not_sent_again(policy):
     }
     assert sent[queued[1]] == [t0 + 100.01]
     assert sent[queued[2]] == [t0 + 100.02]
-    assert b.jobs.job(queued[1]).t_run == pytest.approx(t0 + 100.0)
-    assert b.jobs.job(queued[2]).t_run == pytest.approx(t0 + 100.01)
+    assert b.jobs.job(queued[1]).t_run == pytest.approx(t0 + 100.0, abs=1e-6)
+    assert b.jobs.job(queued[2]).t_run == pytest.approx(t0 + 100.01, abs=1e-6)
     b.observer.assert_clean()
 
 
@@ -244,8 +244,8 @@ def test_every_move_of_an_estimate_is_sent_without_slack(policy, monkeypatch):
     sent = {
         j: [v for _, v in vs if v is not None] for j, vs in estimate_history(b).items()
     }
-    assert sent[queued[1]] == pytest.approx([t0 + 100.01, t0 + 100.0])
-    assert sent[queued[2]] == pytest.approx([t0 + 100.02, t0 + 100.01])
+    assert sent[queued[1]] == pytest.approx([t0 + 100.01, t0 + 100.0], abs=1e-6)
+    assert sent[queued[2]] == pytest.approx([t0 + 100.02, t0 + 100.01], abs=1e-6)
 
 
 @pytest.mark.parametrize("fraction, sent_for_last", [(None, 1), (0.0, 2)])
@@ -287,8 +287,8 @@ def test_an_estimate_moving_later_by_milliseconds_is_sent(policy):
     sent = {
         j: [v for _, v in vs if v is not None] for j, vs in estimate_history(b).items()
     }
-    assert sent[queued[0]] == pytest.approx([t0 + 100.0, t0 + 100.01])
-    assert sent[queued[1]] == pytest.approx([t0 + 100.01, t0 + 100.02])
+    assert sent[queued[0]] == pytest.approx([t0 + 100.0, t0 + 100.01], abs=1e-6)
+    assert sent[queued[1]] == pytest.approx([t0 + 100.01, t0 + 100.02], abs=1e-6)
     b.run()
     for jobid in queued:
         assert b.jobs.job(jobid).t_run <= sent[jobid][-1]

@@ -58,3 +58,56 @@ def test_instance_selects_scheduler_by_config_and_reports_stats(tmp_path, policy
     assert stats["passes_completed"] >= 1
     assert 0 < stats["mean_pass_time"] <= stats["max_pass_time"]
     assert stats["last_pass_time"] > 0
+
+
+# Runs inside the instance: a job holding every core of the one node, then
+# two one-slot jobs queued behind it (fifo's forecast places them in one
+# sweep); prints their records as JSON once both carry an estimate.
+ESTIMATES = r"""
+set -e
+ncores=$(flux resource list -no {ncores})
+a=$(flux submit -n1 -c $ncores -t 100s sleep 300)
+flux job wait-event -t 60 $a start >/dev/null
+b=$(flux submit -n1 -c $ncores -t 50s true)
+c=$(flux submit -n1 -c 1 -t 20s true)
+for i in $(seq 1 150); do
+    if [ -n "$(flux jobs -no '{annotations.sched.t_estimate}' $c)" ]; then break; fi
+    sleep 0.2
+done
+echo "jobs $(flux jobs --json $a $b $c | tr -d '\n')"
+echo "stats $(flux module stats schedkit-fifo | tr -d '\n')"
+flux cancel --all >/dev/null 2>&1 || true
+flux queue drain
+"""
+
+
+def test_fifo_estimates_one_slot_jobs_behind_a_blocked_head(tmp_path):
+    flux = require_flux()
+    site = site_folder(tmp_path)
+    conf = tmp_path / "conf"
+    conf.mkdir()
+    (conf / "sched.toml").write_text(
+        '[modules.alternatives]\nsched = "schedkit-fifo"\n'
+    )
+    result = subprocess.run(
+        [flux, "start", "-s1", f"--config-path={conf}", "sh", "-c", ESTIMATES],
+        env=broker_env(site),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    lines = result.stdout.splitlines()
+    jobs = json.loads(next(line[5:] for line in lines if line.startswith("jobs ")))
+    a, b, c = sorted(jobs["jobs"], key=lambda job: job["t_submit"])
+    estimate = {
+        job["id"]: job.get("annotations", {}).get("sched", {}).get("t_estimate")
+        for job in (b, c)
+    }
+    # b takes every core when a reaches its limit; c, behind it, when b
+    # reaches its own.
+    assert estimate[b["id"]] == pytest.approx(a["expiration"], abs=1e-3)
+    assert estimate[c["id"]] == pytest.approx(a["expiration"] + 50.0, abs=1e-3)
+    stats = json.loads(next(line[6:] for line in lines if line.startswith("stats ")))
+    assert stats["reserved_jobs"] == 2
