@@ -330,7 +330,7 @@ _one_slot_job = st.tuples(
     st.sampled_from([1.0, 0.5, 0.2, 0.05]),  # runtime over the limit
     st.sampled_from([None, None, None, 20, 5]),  # a priority set later, if any
     st.sampled_from([0, 0, 0, 1]),  # GPUs (on a machine with GPU nodes)
-    st.sampled_from([None] * 8 + ["drain", "undrain"]),  # a node then
+    st.sampled_from([None] * 12 + ["drain", "undrain", "restart"]),  # then
 )
 
 
@@ -377,7 +377,8 @@ def _run_one_slot_queue(jobs, nodes, cores, depth, queue_depth, gpu_nodes) -> No
     them, *gpu_nodes* with two GPUs each (a job asking for a GPU too: it
     runs on those, and passes with it queued are the planner's); each job
     ends completed.  A node may be drained or undrained as a job is
-    submitted (every node still drained is undrained after the last)."""
+    submitted (every node still drained is undrained after the last), or
+    the scheduler restarted (the running jobs come back in its hello)."""
     from mock_broker.machine import Machine, NodeGroup
 
     args = [f"forecast-depth={depth}"]
@@ -404,6 +405,8 @@ def _run_one_slot_queue(jobs, nodes, cores, depth, queue_depth, gpu_nodes) -> No
             b.resources.drain(drained[-1])
         elif event == "undrain" and drained:
             b.resources.undrain(drained.pop())
+        elif event == "restart":
+            b.restart_scheduler()
         if priority is not None:
             later.append((jobid, priority))
         if later and gap % 3 == 0:
