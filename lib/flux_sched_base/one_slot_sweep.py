@@ -86,15 +86,17 @@ class RoomNow:
 
     @classmethod
     def kept(cls, planner, table, old: RoomNow | None) -> RoomNow:
-        """*old* brought up to date, or a new index if the resources or
-        the pool's table changed since it was built."""
+        """*old* brought up to date, or a new index if it was built for
+        another planner or the resources or the pool's table changed
+        since."""
         if (
             old is None
+            or old.planner is not planner
             or old.version != planner.ranks_version(())
             or old.table is not table
         ):
             if old is not None:
-                planner.unwatch_running(old.changed)
+                old.planner.unwatch_running(old.changed)
             return cls(planner, table)
         if old.changed:
             position = planner.table_position(table)
