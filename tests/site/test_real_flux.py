@@ -29,17 +29,17 @@ echo "stats $(flux module stats {name} | tr -d '\n')"
 """
 
 
-@pytest.mark.parametrize("policy", ["fifo", "easy", "conservative"])
-def test_instance_selects_scheduler_by_config_and_reports_stats(tmp_path, policy):
+def _run_instance(tmp_path, name: str, script: str) -> list[str]:
+    """Run *script* in a single-broker instance whose config selects the
+    scheduler *name* (through ``flux-schedkit site-config``'s files);
+    its output lines (the test fails if the instance does)."""
     flux = require_flux()
-    name = f"schedkit-{policy}"
     site = site_folder(tmp_path)
     conf = tmp_path / "conf"
     conf.mkdir()
     (conf / "sched.toml").write_text(f'[modules.alternatives]\nsched = "{name}"\n')
     result = subprocess.run(
-        [flux, "start", "-s1", f"--config-path={conf}", "sh", "-c"]
-        + [WORKLOAD.replace("{name}", name)],
+        [flux, "start", "-s1", f"--config-path={conf}", "sh", "-c", script],
         env=broker_env(site),
         cwd=tmp_path,
         capture_output=True,
@@ -47,7 +47,13 @@ def test_instance_selects_scheduler_by_config_and_reports_stats(tmp_path, policy
         timeout=300,
     )
     assert result.returncode == 0, result.stderr[-3000:]
-    lines = result.stdout.splitlines()
+    return result.stdout.splitlines()
+
+
+@pytest.mark.parametrize("policy", ["fifo", "easy", "conservative"])
+def test_instance_selects_scheduler_by_config_and_reports_stats(tmp_path, policy):
+    name = f"schedkit-{policy}"
+    lines = _run_instance(tmp_path, name, WORKLOAD.replace("{name}", name))
     providers = [line.split()[1:] for line in lines if line.startswith("provider ")]
     # one module serves both services: sched-simple was not loaded as well
     assert providers == [[name, "feasibility,sched"]], providers
@@ -82,23 +88,7 @@ flux queue drain
 
 
 def test_fifo_estimates_one_slot_jobs_behind_a_blocked_head(tmp_path):
-    flux = require_flux()
-    site = site_folder(tmp_path)
-    conf = tmp_path / "conf"
-    conf.mkdir()
-    (conf / "sched.toml").write_text(
-        '[modules.alternatives]\nsched = "schedkit-fifo"\n'
-    )
-    result = subprocess.run(
-        [flux, "start", "-s1", f"--config-path={conf}", "sh", "-c", ESTIMATES],
-        env=broker_env(site),
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
-    lines = result.stdout.splitlines()
+    lines = _run_instance(tmp_path, "schedkit-fifo", ESTIMATES)
     jobs = json.loads(next(line[5:] for line in lines if line.startswith("jobs ")))
     a, b, c = sorted(jobs["jobs"], key=lambda job: job["t_submit"])
     estimate = {
