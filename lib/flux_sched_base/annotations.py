@@ -79,6 +79,11 @@ class Annotations:
         self._sent: dict[int, dict[str, Any]] = {}
         #: Number of ANNOTATE responses sent, for statistics.
         self.updates = 0
+        #: Number of ``t_estimate`` values not sent because the one sent
+        #: stood for them by :attr:`estimate_fraction` alone: whether it
+        #: still does depends on the time, so the same values asked again
+        #: later may be sent.
+        self.stood_by_fraction = 0
         #: How many seconds earlier than the ``t_estimate`` sent a start
         #: may be without sending it again; default :data:`ESTIMATE_SLACK`.
         self.estimate_slack = (
@@ -106,12 +111,12 @@ class Annotations:
         ahead = old - start
         if ahead < 0.0:
             return False  # later: always sent
-        slack = self.estimate_slack
-        if now is not None:
-            share = self.estimate_fraction * (start - now)
-            if share > slack:
-                slack = share
-        return ahead < slack
+        if ahead < self.estimate_slack:
+            return True
+        if now is None or not ahead < self.estimate_fraction * (start - now):
+            return False
+        self.stood_by_fraction += 1
+        return True
 
     def update(self, job, *, now: float | None = None, **values: Any) -> bool:
         """Set ``sched`` keys on a pending job, sending only what changed.

@@ -110,6 +110,8 @@ class CountedPlanning:
         """
         planner = self.planner
         planner.begin_pass(time.time())
+        self._quiet = None
+        unit = self.count_unit()
         now = planner.now
         depth = self.reservation_depth
         for jobid in list(planner.reservations):
@@ -127,7 +129,9 @@ class CountedPlanning:
                     profile = self.count_profile()
                 rest = itertools.chain((job,), jobs)
                 yield from self._backfill_counted(profile, rest, cutoff, waiting)
-                break
+                self._clear_others(keep)
+                self._settled(cutoff, unit)
+                return
             cutoff = queue_order(job)
             if profile is None:
                 if self._start_before_planning(job, waiting):

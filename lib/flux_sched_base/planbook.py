@@ -594,6 +594,21 @@ class PlanBook:
             (low, INF), (high, INF), inclusive=(False, True)
         )
 
+    def first_planned_change(self) -> float:
+        """The earliest time at which the plan changes by itself: a
+        running job's planned end, a reservation's or promise's start, or
+        the instance's expiration (``inf``: none).  Until then, what is
+        free on each rank stays as it is now (a search from a later time
+        finds no room a search from now did not)."""
+        first = self.horizon()
+        if self._running_ends:
+            first = min(first, self._running_ends[0][0])
+        if self._res_starts:
+            first = min(first, self._res_starts[0][0])
+        for start, _, _ in self.promises.values():
+            first = min(first, start)
+        return first
+
     def running_ended_by(self, t: float) -> set[int]:
         """Ids of running jobs whose planned end is at or before *t*."""
         return {jobid for _, jobid in self._running_ends.irange(maximum=(t, INF))}

@@ -84,6 +84,41 @@ class ReservationScheduler(CountedPlanning, PlanningScheduler):
     #: conservative backfilling.
     reservation_depth: float = 1
 
+    #: Set by a pass that ran to its end with every reservation it may
+    #: hold taken: ``(queue key of the last job taken in order, the plan's
+    #: first change)`` (see :meth:`arrival_is_quiet`).
+    _quiet: tuple | None = None
+
+    def arrival_is_quiet(self, job, now: float) -> bool:
+        """A pass would leave *job* waiting and change nothing if the last
+        one took :attr:`reservation_depth` holders all ahead of *job*
+        (*job* holds none), another job of the same request behind them
+        waits (the backfill scan of that pass tried one of the two
+        identical requests and found it could not start), and nothing in
+        the plan has changed by itself since (*now* before its first
+        planned change: the search for room now is then over the same free
+        resources, for a window no shorter)."""
+        quiet = self._quiet
+        if quiet is None or not now < quiet[1]:
+            return False
+        cutoff = queue_order(job)
+        if not cutoff > quiet[0]:
+            return False
+        key = self._bucket_of[job.jobid]
+        if key[0] == "unique":
+            return False
+        bucket = self._buckets[key]
+        return len(bucket) - bucket.bisect_key_right(quiet[0]) >= 2
+
+    def _settled(self, cutoff, unit: str | None) -> None:
+        """Record that the pass in progress, which planned with counts of
+        *unit* (None: with the allocator), reached its end (see
+        :attr:`_quiet`).  Unless the queue left is still of that kind: the
+        next pass plans the other way, and turns reservations into promises
+        or back."""
+        if self.count_unit() == unit:
+            self._quiet = (cutoff, self.planner.first_planned_change())
+
     def stats_get(self):
         """Adds ``reservation_depth`` to the planner statistics."""
         stats = super().stats_get()
@@ -107,6 +142,7 @@ class ReservationScheduler(CountedPlanning, PlanningScheduler):
         """A pass that plans with the pool's allocator (see the module doc)."""
         planner = self.planner
         planner.begin_pass(time.time())
+        self._quiet = None
         # What counted passes learnt of where the plan got lighter does not
         # survive a pass that plans ranks.
         self.next_pass_serial()
@@ -128,6 +164,11 @@ class ReservationScheduler(CountedPlanning, PlanningScheduler):
             if self._hold(job, waiting):
                 holders.add(job.jobid)
                 waiting = True
+            handed = self.__dict__.pop("_handed_start", None)
+            if handed is not None:
+                # A holder ahead took this job's start now (_give_ahead):
+                # it no longer holds one, and the next job may.
+                holders.discard(handed)
             # A holder that kept its reservation without asking the
             # allocator is a cheap step (most of them, on a long queue).
             if (
@@ -137,9 +178,12 @@ class ReservationScheduler(CountedPlanning, PlanningScheduler):
                 or self.cheap_yield()
             ):
                 yield
+        if self.check_reuse:
+            assert holders <= self._pending.keys(), "a job counted as a holder started"
         self._end_holder_phase(holders)
         if len(holders) >= depth:
             yield from self._backfill_phase(cutoff)
+            self._settled(cutoff, None)
 
     def _place_promises(self) -> None:
         """Turn the count-based reservations of a pass that planned with
@@ -330,6 +374,7 @@ class ReservationScheduler(CountedPlanning, PlanningScheduler):
         if start <= planner.now:
             R = planner.transfer(job.jobid, ahead.jobid)
             self.start(ahead, R, RESERVED)
+            self._handed_start = ahead.jobid
         else:
             self._reserve(ahead, start, R)
         self._reserve(job, theirs.start, theirs.R)

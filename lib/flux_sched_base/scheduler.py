@@ -100,7 +100,9 @@ class PlanningScheduler(KnownIds):
     CHEAP_YIELD_EVERY = 64
 
     #: Work out afresh what a pass reuses from the one before (kept
-    #: estimates, for example) and fail the pass if it differs (tests).
+    #: estimates, for example) and fail the pass if it differs; run the
+    #: pass a quiet arrival would skip and fail it if it changes anything;
+    #: check the pass's own bookkeeping where a policy can (tests).
     check_reuse = False
 
     #: Jobs a pass may start between two returns to the reactor: a yield
@@ -162,6 +164,14 @@ class PlanningScheduler(KnownIds):
         self._jobs_backfilled = 0
         self._jobs_denied = 0
         self._recent_passes: collections.deque = collections.deque(maxlen=32)
+        # The event count when the last pass ran to its end with no event
+        # during it, and no t_estimate left standing by a share of the wait
+        # (see arrival_is_quiet): None while there is no such pass.
+        self._settled_event: int | None = None
+        self._skip_request = False  # the next _request_schedule is for a quiet arrival
+        # With check_reuse: what the pass after a quiet arrival must leave as it is.
+        self._quiet_outcome: tuple | None = None
+        self._arrivals_without_pass = 0
         if not self._subclass_defines_init():
             self._reject_unknown_args()
 
@@ -183,6 +193,7 @@ class PlanningScheduler(KnownIds):
         # planner (or is dropped by it); only a change behind its back must
         # drop it (hello).
         self._event += 1
+        self._quiet_outcome = None
 
     def resource_update(self):
         """Keep the planner's view of ranks, topology and capacity current."""
@@ -278,6 +289,7 @@ class PlanningScheduler(KnownIds):
     def alloc(self, request, jobid, priority, userid, t_submit, jobspec):
         """Parse and queue a request; deny a malformed one (with a note
         naming what is wrong) and one that can never be satisfied."""
+        settled = self._event == self._settled_event
         self._changed()
         self.remember(request, jobid)
         problem = jobspec_problem(jobspec)
@@ -312,6 +324,55 @@ class PlanningScheduler(KnownIds):
         self._bucket_of[jobid] = key
         self._bucket_add(job)
         self._classify(job)
+        if (
+            settled
+            and getattr(self, "_sched_generator", None) is None
+            and self.arrival_is_quiet(job, time.time())
+        ):
+            self._settled_event = self._event
+            if self.check_reuse:
+                # Run the pass all the same, and fail it if it does anything.
+                self._quiet_outcome = self._outcome()
+            else:
+                self._skip_request = True
+                self._arrivals_without_pass += 1
+
+    def arrival_is_quiet(self, job: PendingJob, now: float) -> bool:
+        """Whether a pass run at *now*, with *job* just queued, would do
+        nothing: start or deny no job, send no annotation, and leave every
+        reservation and promise as it is.  Then the arrival gets no pass.
+
+        Asked only when the last pass ran to its end, no event came during
+        it or since but arrivals found quiet, and no ``t_estimate`` it left
+        stands for a different start by a share of the wait (which depends
+        on the time).  The default, False, gives every arrival a pass; a
+        policy that knows when its pass cannot change may say True then
+        (with ``check_reuse``, tests run the pass anyway and fail it if it
+        changes anything).
+        """
+        return False
+
+    def _outcome(self) -> tuple:
+        """What a pass for a quiet arrival must leave unchanged (tests)."""
+        planner = self.planner
+        reservations = {
+            jobid: (item.start, item.end, json.dumps(item.R.to_dict(), sort_keys=True))
+            for jobid, item in planner.reservations.items()
+        }
+        return (
+            self._jobs_started,
+            self._jobs_denied,
+            self.annotations.updates,
+            reservations,
+            dict(planner.promises),
+        )
+
+    def _request_schedule(self):
+        # flux-python's: every event asks for a pass; a quiet arrival does not.
+        if self._skip_request:
+            self._skip_request = False
+            return
+        super()._request_schedule()
 
     def feasibility_check(self, msg, jobspec):
         """Refuse a malformed jobspec (EINVAL, naming what is wrong) before
@@ -562,6 +623,7 @@ class PlanningScheduler(KnownIds):
 
     def _timed(self, gen: Iterator[None]):
         event = self._event
+        stood = self.annotations.stood_by_fraction
         elapsed = 0.0
         t0 = time.perf_counter()
         self._started, self._started_in_step = 0, False
@@ -590,6 +652,13 @@ class PlanningScheduler(KnownIds):
             self._starting = False
             gen.close()
         self._passes_done += 1
+        if self._event == event and self.annotations.stood_by_fraction == stood:
+            self._settled_event = event
+        expected, self._quiet_outcome = self._quiet_outcome, None
+        if expected is not None:
+            assert self._outcome() == expected, (
+                "a pass for a quiet arrival changed the plan"
+            )
         self._total_pass_time += elapsed
         self._recent_passes.append(elapsed)
         self._last_pass_time = elapsed
@@ -607,7 +676,9 @@ class PlanningScheduler(KnownIds):
         ``recent_pass_times`` (the last 32 of them, oldest first),
         ``passes_completed``, ``passes_aborted``, ``jobs_started``,
         ``jobs_backfilled`` (started ahead of a higher-priority waiting
-        job), ``jobs_denied``, ``annotations_sent``, ``r_commits`` (KVS
+        job), ``jobs_denied``, ``annotations_sent``,
+        ``arrivals_without_pass`` (jobs whose arrival asked for no pass:
+        :meth:`arrival_is_quiet`), ``r_commits`` (KVS
         commits of started jobs' R: jobs started in a row share one, up to
         eight), and
         the values of this scheduler's own module arguments.
@@ -628,6 +699,7 @@ class PlanningScheduler(KnownIds):
                 "jobs_backfilled": self._jobs_backfilled,
                 "jobs_denied": self._jobs_denied,
                 "annotations_sent": self.annotations.updates,
+                "arrivals_without_pass": self._arrivals_without_pass,
                 "r_commits": self.r_commits,
             }
         )

@@ -1,0 +1,205 @@
+"""Arrivals that get no pass (``arrival_is_quiet``).
+
+A job that arrives behind every reservation a backfilling pass may hold,
+with an identical request behind them already waiting, while nothing in
+the plan has changed by itself, would be left waiting by a pass that
+changes nothing else: the scheduler asks for none.  Under the suite's
+``check_reuse`` the pass runs all the same and fails if it starts, denies,
+annotates or reserves anything; here the same workloads also run without
+it, and every alloc response must be the same, job for job.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from conftest import start_broker
+
+from flux_sched_base.scheduler import PlanningScheduler
+from mock_broker.jobspec import make_jobspec
+from mock_broker.machine import Machine
+
+#: Core-level requests (the allocator plans them) and whole nodes and
+#: one-core slots (planned with counts while the queue holds only those).
+SHAPES = [
+    {"slots": 1, "cores": 1},
+    {"slots": 1, "cores": 3},
+    {"slots": 2, "cores": 2},
+    {"nodes": 1, "slots": 1, "cores": 4},
+    {"nodes": 2, "slots": 2, "cores": 4},
+    {"slots": 3, "cores": 1},
+]
+
+
+def _workload(rng: random.Random) -> list[tuple]:
+    """Four whole nodes' worth at once, then 12-30 jobs that queue behind
+    it: ``(submit, shape, limit, runtime / limit, housekeeping, urgency)``;
+    a runtime of twice the limit is killed at the limit, and housekeeping
+    then frees the node a while after (the plan's end passes, no event)."""
+    jobs = [
+        (0.0, 3, 40.0, rng.choice([1.0, 0.5, 2.0]), rng.choice([0.0, 15.0]), 16)
+        for _ in range(4)
+    ]
+    for _ in range(rng.randint(12, 30)):
+        jobs.append(
+            (
+                3.7 * rng.randint(0, 60),  # off the runtimes' 5 s steps
+                rng.choice([0, 1, 3, 4, 0, 5, 2]),  # the first four often
+                rng.choice([20.0, 40.0]),
+                rng.choice([1.0, 0.5, 0.25, 2.0]),
+                rng.choice([0.0, 0.0, 15.0]),
+                rng.choice([16, 16, 16, 20]),  # 20: ahead of the rest
+            )
+        )
+    return jobs
+
+
+def _run(policy: str, args: list[str], jobs) -> tuple[list, dict]:
+    """Run *jobs* on 4 x 4 cores; the alloc responses in order (time and
+    text: job ids are the same from run to run) and the scheduler's stats."""
+    b = start_broker(policy, args, machine=Machine.uniform(4, 4))
+    for submit, shape, limit, fraction, late, urgency in sorted(jobs):
+
+        def submit_job(
+            shape=shape, limit=limit, fraction=fraction, late=late, u=urgency
+        ):
+            b.jobs.submit(
+                make_jobspec(duration=limit, **SHAPES[shape]),
+                urgency=u,
+                runtime=limit * fraction,
+                release=[[late, [0, 1, 2, 3]]] if late else None,
+            )
+
+        b.at(b.clock.epoch + submit, submit_job)
+    b.run()
+    b.observer.assert_clean()
+    responses = []
+    for entry in b.transcript.entries():
+        if entry.kind == "msg" and entry.topic == "sched.alloc (response)":
+            responses.append((entry.time, entry.text))
+    stats = b.stats()
+    b.close()
+    return responses, stats
+
+
+@pytest.mark.parametrize(
+    "policy,args",
+    [("easy", []), ("conservative", ["reservation-depth=2"])],
+    ids=["easy", "depth-2"],
+)
+def test_quiet_arrivals_change_no_response(policy, args, monkeypatch):
+    rng = random.Random(7)
+    skipped = fewer_passes = 0
+    for _ in range(150):
+        jobs = _workload(rng)
+        monkeypatch.setattr(PlanningScheduler, "check_reuse", True)
+        checked, checked_stats = _run(policy, args, jobs)  # every pass, checked
+        assert checked_stats["arrivals_without_pass"] == 0
+        monkeypatch.setattr(PlanningScheduler, "check_reuse", False)
+        responses, stats = _run(policy, args, jobs)
+        assert responses == checked, jobs
+        skipped += stats["arrivals_without_pass"]
+        fewer_passes += checked_stats["passes_completed"] - stats["passes_completed"]
+    # The workloads exercised quiet arrivals (57 for easy and 32 at depth 2
+    # when written), and they saved passes (49 and 27).
+    assert skipped >= 20 and fewer_passes >= 15, (skipped, fewer_passes)
+
+
+def _full_machine_with_a_blocked_head(args=()):
+    b = start_broker("easy", list(args), machine=Machine.uniform(2, 4))
+    for _ in range(2):
+        b.jobs.submit(make_jobspec(nodes=1, slots=1, cores=4, duration=100.0))
+    b.run_until_quiet()
+    head = b.jobs.submit(make_jobspec(nodes=2, slots=2, cores=4, duration=50.0))
+    b.jobs.submit(make_jobspec(slots=1, cores=1, duration=1000.0))
+    b.run_for(10.0)
+    return b, head
+
+
+def test_an_identical_arrival_behind_a_blocked_head_gets_no_pass(monkeypatch):
+    monkeypatch.setattr(PlanningScheduler, "check_reuse", False)
+    b, head = _full_machine_with_a_blocked_head()
+    passes = b.stats()["passes_completed"]
+    late = b.jobs.submit(make_jobspec(slots=1, cores=1, duration=1000.0))
+    b.run_for(10.0)
+    stats = b.stats()
+    assert stats["arrivals_without_pass"] == 1
+    assert stats["passes_completed"] == passes
+    b.run()
+    # The head still starts when both nodes come back, the others after it.
+    assert b.jobs.job(head).t_run < b.jobs.job(late).t_run
+    b.observer.assert_clean()
+
+
+def test_an_arrival_ahead_of_the_head_gets_a_pass(monkeypatch):
+    monkeypatch.setattr(PlanningScheduler, "check_reuse", False)
+    b, head = _full_machine_with_a_blocked_head()
+    b.jobs.submit(make_jobspec(slots=1, cores=1, duration=1000.0))
+    b.run_for(10.0)
+    assert b.stats()["arrivals_without_pass"] == 1
+    urgent = b.jobs.submit(make_jobspec(slots=1, cores=1, duration=1000.0), urgency=20)
+    b.run_for(10.0)
+    assert b.stats()["arrivals_without_pass"] == 1
+    # The urgent job is the new head and holds the reservation.
+    assert b.jobs.job(urgent).annotations["sched"]["t_estimate"] is not None
+    assert "t_estimate" not in (b.jobs.job(head).annotations or {}).get("sched", {})
+    # An identical one behind it, ahead of the old head: the job of that
+    # request behind the new head could not start, so neither can it.
+    b.jobs.submit(make_jobspec(slots=1, cores=1, duration=1000.0), urgency=20)
+    b.run_for(10.0)
+    assert b.stats()["arrivals_without_pass"] == 2
+
+
+def test_an_arrival_once_a_running_job_is_overdue_gets_a_pass(monkeypatch):
+    monkeypatch.setattr(PlanningScheduler, "check_reuse", False)
+    b = start_broker("easy", machine=Machine.uniform(2, 4))
+    # Killed at its 100 s limit; housekeeping frees its node 50 s later.
+    b.jobs.submit(
+        make_jobspec(nodes=1, slots=1, cores=4, duration=100.0),
+        runtime=400.0,
+        release=[[50.0, [0, 1]]],
+    )
+    b.jobs.submit(make_jobspec(nodes=1, slots=1, cores=4, duration=1000.0))
+    b.run_until_quiet()
+    b.jobs.submit(make_jobspec(nodes=2, slots=2, cores=4, duration=50.0))
+    b.jobs.submit(make_jobspec(slots=1, cores=1, duration=1000.0))
+    b.run_for(10.0)
+    b.jobs.submit(make_jobspec(slots=1, cores=1, duration=1000.0))
+    b.run_for(10.0)
+    assert b.stats()["arrivals_without_pass"] == 1  # before: quiet
+    b.run_for(100.0)  # past the first job's planned end, before its free
+    b.jobs.submit(make_jobspec(slots=1, cores=1, duration=1000.0))
+    b.run_for(1.0)
+    assert b.stats()["arrivals_without_pass"] == 1
+
+
+def test_an_estimate_left_standing_by_a_share_of_the_wait_is_sent_later(
+    monkeypatch,
+):
+    # The head's start moves 60 s earlier 9,900 s ahead: within 1% of the
+    # wait, so its t_estimate is not sent again.  5,000 s later 60 s is
+    # more than 1% of the wait left: a pass then sends it, so an arrival
+    # that would otherwise be quiet gets one.
+    monkeypatch.setattr(PlanningScheduler, "check_reuse", False)
+    b = start_broker("easy", machine=Machine.uniform(2, 4))
+    t0 = b.now
+    b.jobs.submit(make_jobspec(nodes=1, slots=1, cores=4, duration=10_000.0))
+    b.jobs.submit(
+        make_jobspec(nodes=1, slots=1, cores=4, duration=10_060.0), runtime=100.0
+    )
+    b.run_until_quiet()
+    head = b.jobs.submit(make_jobspec(nodes=2, slots=2, cores=4, duration=50.0))
+    for _ in range(2):
+        b.jobs.submit(make_jobspec(slots=1, cores=1, duration=20_000.0))
+    b.run_for(200.0)
+    assert b.jobs.job(head).annotations["sched"]["t_estimate"] == t0 + 10_060.0
+    b.run_for(5_000.0)
+    b.jobs.submit(make_jobspec(slots=1, cores=1, duration=20_000.0))
+    b.run_for(1.0)
+    assert b.stats()["arrivals_without_pass"] == 0
+    assert b.jobs.job(head).annotations["sched"]["t_estimate"] == t0 + 10_000.0
+    # Sent, that pass settles: the next such arrival is quiet.
+    b.jobs.submit(make_jobspec(slots=1, cores=1, duration=20_000.0))
+    b.run_for(1.0)
+    assert b.stats()["arrivals_without_pass"] == 1
