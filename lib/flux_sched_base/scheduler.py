@@ -149,6 +149,10 @@ class PlanningScheduler(KnownIds):
         #: Annotation bookkeeping for pending jobs.
         self.annotations = Annotations()
         self._event = 0
+        #: Counts the events other than arrivals (frees, cancels, priority,
+        #: resource and expiration changes, hello): while it stays the
+        #: same, resources have freed nowhere and no queued job moved up.
+        self.plan_event = 0
         self._cheap = 0
         self._started = 0  # jobs started since the pass last yielded
         self._started_in_step = False
@@ -188,11 +192,13 @@ class PlanningScheduler(KnownIds):
 
     # -- events -------------------------------------------------------------------
 
-    def _changed(self) -> None:
+    def _changed(self, arrival: bool = False) -> None:
         # The planner's scratch copy follows every change made through the
         # planner (or is dropped by it); only a change behind its back must
         # drop it (hello).
         self._event += 1
+        if not arrival:
+            self.plan_event += 1
         self._quiet_outcome = None
 
     def resource_update(self):
@@ -290,7 +296,7 @@ class PlanningScheduler(KnownIds):
         """Parse and queue a request; deny a malformed one (with a note
         naming what is wrong) and one that can never be satisfied."""
         settled = self._event == self._settled_event
-        self._changed()
+        self._changed(arrival=True)
         self.remember(request, jobid)
         problem = jobspec_problem(jobspec)
         if problem is not None:

@@ -67,8 +67,15 @@ class FifoScheduler(PlanningScheduler):
         # them), which may keep them.
         last = self.__dict__.pop("_last_ranked", None)
         planner.promises.clear()
+        # (head, plan event) when a pass last found its head blocked: with
+        # nothing freed since, only arrivals, the same head still is.
+        blocked_head = self.__dict__.get("_blocked_head")
         blocked = False
         for job in self.pending_jobs():
+            still = blocked_head == (job.jobid, self.plan_event)
+            if still and not self.check_reuse:  # (tests ask all the same)
+                blocked = True
+                break
             try:
                 R = planner.start_now(
                     job.jobid, job.resource_request, ignore_reservations=True
@@ -79,7 +86,9 @@ class FifoScheduler(PlanningScheduler):
                 continue
             if R is None:
                 blocked = True
+                self._blocked_head = (job.jobid, self.plan_event)
                 break
+            assert not still, "a head blocked with nothing freed since started"
             self.start(job, R, IMMEDIATE)
             yield
         if not blocked:
@@ -212,7 +221,8 @@ class FifoScheduler(PlanningScheduler):
         job overdue, every estimate still ahead of now and the jobs it
         placed still first in the queue reuses their estimates and places
         only the jobs behind them: nothing that makes the estimates (all
-        after now) has changed, so a sweep from now finds the same.
+        after now) has changed, so a sweep from now finds the same.  The
+        number of placements reused comes last in the answer.
         """
         planner = self.planner
         now = planner.now
@@ -225,7 +235,7 @@ class FifoScheduler(PlanningScheduler):
             jobs.append(job)
         context = OneSlotSweep.context(planner)
         if not jobs:
-            return context, [], None, False  # forecast-depth=0
+            return context, [], None, False, 0  # forecast-depth=0
         placed: list[tuple] = []
         sweep, stopped = None, False
         if (
@@ -242,6 +252,7 @@ class FifoScheduler(PlanningScheduler):
                 for job, entry in zip(jobs, kept, strict=False)
             ):
                 placed, sweep, stopped = list(kept), last[2], last[3]
+        reused = len(placed)
         try:
             if sweep is None:
                 sweep = OneSlotSweep(planner, self.__dict__.get("_room_now"))
@@ -260,24 +271,35 @@ class FifoScheduler(PlanningScheduler):
                     placed.append((job, rr, *found))
         except SweepCannotSay:
             return None
-        return context, placed, sweep, stopped
+        return context, placed, sweep, stopped, reused
 
-    def _annotate_sweep(self, context, placed, sweep, stopped):
-        """Announce the estimates :meth:`_sweep` found."""
+    def _annotate_sweep(self, context, placed, sweep, stopped, reused):
+        """Announce the estimates :meth:`_sweep` found.  The first *reused*
+        were announced by the pass that found them, for the same jobs in
+        the same places: those whose ``t_estimate`` went out as it is (not
+        left standing for it, which may change with the time) are not
+        announced again (tests announce them: nothing may be sent)."""
         planner = self.planner
+        annotations = self.annotations
         estimated = set()
         for position, (job, rr, start, end, _) in enumerate(placed):
             estimated.add(job.jobid)
+            again = (
+                position < reused and annotations.get(job.jobid, "t_estimate") == start
+            )
             if start is None:
                 self.annotations.update(
                     job, t_estimate=None, reason_pending=REASON_NO_ESTIMATE
                 )
                 break
             planner.promise(job.jobid, start, end, rr.slot_size)
+            if again and not self.check_reuse:
+                continue
             reason = REASON_RESOURCES if position == 0 else REASON_PRIORITY
-            self.annotations.update(
+            sent = self.annotations.update(
                 job, now=planner.now, t_estimate=start, reason_pending=reason
             )
+            assert not (again and sent), "a reused estimate was sent again"
             if self.cheap_yield():
                 yield
         self._clear_estimates(estimated)
