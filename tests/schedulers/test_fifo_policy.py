@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from test_easy_policy import run_batch, workloads
 
 from mock_broker.jobspec import make_jobspec
+from mock_broker.machine import Machine
 
 
 def test_blocked_head_blocks_smaller_jobs_behind_it():
@@ -417,3 +418,32 @@ def _run_one_slot_queue(jobs, nodes, cores, depth, queue_depth, gpu_nodes) -> No
     for jobid in ids:
         assert b.jobs.job(jobid).result == "completed"
     b.observer.assert_clean()
+
+
+def test_a_reused_estimate_left_standing_is_sent_once_it_no_longer_stands(
+    monkeypatch,
+):
+    # The head's start moves 20 s earlier 9,960 s ahead (a job ends early
+    # on the node it waits for): within 1% of the wait, so the t_estimate
+    # sent is left standing.  A pass long after that reuses the sweep (an
+    # arrival, nothing else changed) still sends the start once 20 s is
+    # more than 1% of the wait left.  (Three cores of four: planned with
+    # the allocator, not whole nodes.)
+    from flux_sched_base.scheduler import PlanningScheduler
+
+    monkeypatch.setattr(PlanningScheduler, "check_reuse", False)
+    b = start_broker("fifo", machine=Machine.uniform(2, 4))
+    t0 = b.clock.epoch
+    b.jobs.submit(make_jobspec(slots=1, cores=4, duration=10_100.0))
+    b.jobs.submit(make_jobspec(slots=1, cores=2, duration=10_060.0))
+    b.jobs.submit(make_jobspec(slots=1, cores=2, duration=10_080.0), runtime=100.0)
+    b.run_until_quiet()
+    head = b.jobs.submit(make_jobspec(slots=1, cores=3, duration=50.0))
+    b.run_for(10.0)
+    assert b.jobs.job(head).annotations["sched"]["t_estimate"] == t0 + 10_080.0
+    b.run_for(200.0)  # the 2-core job ends early: the head's start is 10,060
+    assert b.jobs.job(head).annotations["sched"]["t_estimate"] == t0 + 10_080.0
+    b.run_for(8_800.0)
+    b.jobs.submit(make_jobspec(slots=1, cores=3, duration=50.0))
+    b.run_for(1.0)
+    assert b.jobs.job(head).annotations["sched"]["t_estimate"] == t0 + 10_060.0
