@@ -518,10 +518,17 @@ class PlanningScheduler(KnownIds):
         if selection_type == BACKFILLED:
             self._jobs_backfilled += 1
             if self._queue:
-                backfill = JobID(self._queue[0].jobid).f58
+                backfill = self._f58(self._queue[0].jobid)
         granted = R.to_dict()
         self._granted[job.jobid] = granted["execution"]["R_lite"]
         job.request.success(granted, success_annotations(R, selection_type, backfill))
+
+    def _f58(self, jobid: int) -> str:
+        # Backfilled jobs name the same waiting head, many in a row.
+        last = self.__dict__.get("_last_f58")
+        if last is None or last[0] != jobid:
+            last = self._last_f58 = (jobid, JobID(jobid).f58)
+        return last[1]
 
     def deny(self, job: PendingJob, error: Exception | str) -> None:
         """Deny a request that can never be satisfied."""
