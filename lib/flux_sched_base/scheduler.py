@@ -37,12 +37,13 @@ from collections.abc import Iterator
 from flux.job import JobID
 from flux.resource import InfeasibleRequest, ResourcePool
 from flux.scheduler import PendingJob
-from sortedcontainers import SortedKeyList, SortedList
+from sortedcontainers import SortedKeyList
 
 from flux_sched_base import args as argsmod
 from flux_sched_base.annotations import BACKFILLED, Annotations, success_annotations
 from flux_sched_base.answers import KnownIds
 from flux_sched_base.jobspec import jobspec_problem
+from flux_sched_base.lazy_min import LazyMin
 from flux_sched_base.planner import Planner
 from flux_sched_base.pool import Pool
 
@@ -128,9 +129,9 @@ class PlanningScheduler(KnownIds):
         self._queue = SortedKeyList(key=queue_order)
         self._pending: dict[int, PendingJob] = {}
         self._needs: dict[int, tuple[int, int, int, int]] = {}
-        self._min_needs = SortedList()
+        self._min_needs = LazyMin()  # (cores needed, jobid)
         # (duration, jobid) of the pending jobs, no limit as infinity.
-        self._durations = SortedList()
+        self._durations = LazyMin()
         # Jobs with identical requests (shape and duration), each bucket in
         # priority order: a backfill scan only needs each bucket's first job.
         self._bucket_of: dict[int, tuple] = {}
@@ -143,7 +144,7 @@ class PlanningScheduler(KnownIds):
         self._not_whole = 0
         self._not_cores = 0
         # (units, jobid) of the jobs of each kind, for the fewest units.
-        self._least = {"nodes": SortedList(), "cores": SortedList()}
+        self._least = {"nodes": LazyMin(), "cores": LazyMin()}
         #: The plan; created when the first resources arrive.
         self.planner: Planner | None = None
         #: Annotation bookkeeping for pending jobs.
@@ -269,8 +270,8 @@ class PlanningScheduler(KnownIds):
         """Fewest units of :meth:`count_unit` any pending job takes
         (infinity if the queue is empty or not counted)."""
         unit = self.count_unit()
-        least = self._least.get(unit) if unit else None
-        return least[0][0] if least else math.inf
+        least = self._least[unit].least() if unit else None
+        return least[0] if least is not None else math.inf
 
     def count_profile(self):
         """Free units of :meth:`count_unit` over time, from the running
@@ -538,15 +539,16 @@ class PlanningScheduler(KnownIds):
 
     def min_need(self) -> int | None:
         """Fewest cores any pending job needs (None if the queue is empty)."""
-        return self._min_needs[0][0] if self._min_needs else None
+        least = self._min_needs.least()
+        return None if least is None else least[0]
 
     def shortest_duration(self) -> float | None:
         """Shortest duration any pending job asks for (0: none asks for a
         limit, so the shortest is unlimited; None if the queue is empty)."""
-        if not self._durations:
+        least = self._durations.least()
+        if least is None:
             return None
-        shortest = self._durations[0][0]
-        return 0.0 if shortest == math.inf else shortest
+        return 0.0 if least[0] == math.inf else least[0]
 
     def need(self, job: PendingJob) -> tuple[int, int, int, int]:
         """Lower bounds on what *job* needs (see ``Planner.need``)."""
