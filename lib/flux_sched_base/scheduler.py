@@ -297,6 +297,7 @@ class PlanningScheduler(KnownIds):
         """Parse and queue a request; deny a malformed one (with a note
         naming what is wrong) and one that can never be satisfied."""
         settled = self._event == self._settled_event
+        self._skip_request = False  # (left over only if a handler failed)
         self._changed(arrival=True)
         self.remember(request, jobid)
         problem = jobspec_problem(jobspec)
@@ -333,6 +334,8 @@ class PlanningScheduler(KnownIds):
         self._classify(job)
         if (
             settled
+            # (flux-python's pass in progress, if any: a quiet arrival
+            # follows a pass that ended, so there is none)
             and getattr(self, "_sched_generator", None) is None
             and self.arrival_is_quiet(job, time.time())
         ):

@@ -212,17 +212,17 @@ class FifoScheduler(PlanningScheduler):
         """The forecast of a queue whose first ``forecast_depth`` jobs are
         each one slot of cores, found by
         :class:`~flux_sched_base.one_slot_sweep.OneSlotSweep`: ``(context,
-        placed, sweep, stopped)``, *placed* a list of ``(job, request, start,
-        end, rank)`` (start None: no estimate, and none behind it), or
-        None where the sweep cannot say (then :meth:`_forecast` answers).
+        placed, sweep, stopped, reused)``, *placed* a list of ``(job,
+        request, start, end, rank)`` (start None: no estimate, and none
+        behind it) whose first *reused* come from the last sweep, or None
+        where the sweep cannot say (then :meth:`_forecast` answers).
 
         The last complete sweep is kept with its state.  A pass that finds
         the same running jobs, resources and pool (its context), no running
         job overdue, every estimate still ahead of now and the jobs it
         placed still first in the queue reuses their estimates and places
         only the jobs behind them: nothing that makes the estimates (all
-        after now) has changed, so a sweep from now finds the same.  The
-        number of placements reused comes last in the answer.
+        after now) has changed, so a sweep from now finds the same.
         """
         planner = self.planner
         now = planner.now
