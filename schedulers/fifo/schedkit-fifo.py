@@ -156,6 +156,17 @@ class FifoScheduler(PlanningScheduler):
                         break  # no estimate, as before: none behind it either
                     planner.promise(job.jobid, entry[3], entry[4], nodes)
                     floor, include_floor = entry[3], True
+                    if self.annotations.get(job.jobid, "t_estimate") != entry[3]:
+                        # Left standing for it by a share of the wait,
+                        # which shrinks as the start comes nearer.
+                        self.annotations.update(
+                            job,
+                            now=now,
+                            t_estimate=entry[3],
+                            reason_pending=(
+                                REASON_RESOURCES if position == 0 else REASON_PRIORITY
+                            ),
+                        )
                     continue
                 if position < len(entries) or stopped:
                     # Not the same jobs first: place them all again.

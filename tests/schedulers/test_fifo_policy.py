@@ -420,15 +420,16 @@ def _run_one_slot_queue(jobs, nodes, cores, depth, queue_depth, gpu_nodes) -> No
     b.observer.assert_clean()
 
 
+@pytest.mark.parametrize("cores", [3, 4], ids=["swept", "whole-nodes"])
 def test_a_reused_estimate_left_standing_is_sent_once_it_no_longer_stands(
-    monkeypatch,
+    monkeypatch, cores
 ):
     # The head's start moves 20 s earlier 9,960 s ahead (a job ends early
     # on the node it waits for): within 1% of the wait, so the t_estimate
-    # sent is left standing.  A pass long after that reuses the sweep (an
+    # sent is left standing.  A pass long after that reuses the forecast (an
     # arrival, nothing else changed) still sends the start once 20 s is
-    # more than 1% of the wait left.  (Three cores of four: planned with
-    # the allocator, not whole nodes.)
+    # more than 1% of the wait left.  Three cores of four are placed by
+    # the one-slot sweep, four (whole nodes) with node counts.
     from flux_sched_base.scheduler import PlanningScheduler
 
     monkeypatch.setattr(PlanningScheduler, "check_reuse", False)
@@ -438,12 +439,12 @@ def test_a_reused_estimate_left_standing_is_sent_once_it_no_longer_stands(
     b.jobs.submit(make_jobspec(slots=1, cores=2, duration=10_060.0))
     b.jobs.submit(make_jobspec(slots=1, cores=2, duration=10_080.0), runtime=100.0)
     b.run_until_quiet()
-    head = b.jobs.submit(make_jobspec(slots=1, cores=3, duration=50.0))
+    head = b.jobs.submit(make_jobspec(slots=1, cores=cores, duration=50.0))
     b.run_for(10.0)
     assert b.jobs.job(head).annotations["sched"]["t_estimate"] == t0 + 10_080.0
     b.run_for(200.0)  # the 2-core job ends early: the head's start is 10,060
     assert b.jobs.job(head).annotations["sched"]["t_estimate"] == t0 + 10_080.0
     b.run_for(8_800.0)
-    b.jobs.submit(make_jobspec(slots=1, cores=3, duration=50.0))
+    b.jobs.submit(make_jobspec(slots=1, cores=cores, duration=50.0))
     b.run_for(1.0)
     assert b.jobs.job(head).annotations["sched"]["t_estimate"] == t0 + 10_060.0
