@@ -101,8 +101,7 @@ class ReservationScheduler(CountedPlanning, PlanningScheduler):
         quiet = self._quiet
         if quiet is None or not now < quiet[1]:
             return False
-        cutoff = queue_order(job)
-        if not cutoff > quiet[0]:
+        if not queue_order(job) > quiet[0]:
             return False
         key = self._bucket_of[job.jobid]
         if key[0] == "unique":

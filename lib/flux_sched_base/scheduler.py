@@ -670,7 +670,8 @@ class PlanningScheduler(KnownIds):
             self._starting = False
             gen.close()
         self._passes_done += 1
-        if self._event == event and self.annotations.stood_by_fraction == stood:
+        # (Ended, not cut short: no event came after its last yield.)
+        if self.annotations.stood_by_fraction == stood:
             self._settled_event = event
         expected, self._quiet_outcome = self._quiet_outcome, None
         if expected is not None:
