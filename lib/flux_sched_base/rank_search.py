@@ -321,6 +321,33 @@ class RankSearch(PlanBook):
             default=INF,
         )
 
+    def first_room(self, request, ranks, floor: float) -> float | None:
+        """The earliest time from *floor* at which one of *ranks* (the up
+        ones) could host a one-rank *request* for its whole window, every
+        item respected; None if the request is not searched rank by rank.
+
+        A bound for :meth:`ranks_with_room` that holds for a whole pass:
+        items placed since only push the answer later, so a request whose
+        own reservation is on none of *ranks* and starts no later than
+        this has no room on them before it."""
+        shape = self._one_rank_shape(request)
+        if shape is None:
+            return None
+        kept_first = self._kept_first_start
+        duration = request.duration
+        stretches = self._stretches
+        first_key = (shape.cores, shape.gpus, duration, floor)
+        least = INF
+        for rank in self.up.intersection(ranks):
+            # _kept_first_start's own lookup, without the call for most ranks
+            on_rank = stretches.get(rank)
+            first = None if on_rank is None else on_rank.get(first_key)
+            if first is None:
+                first = kept_first(rank, shape, duration, floor)
+            if first < least:
+                least = first
+        return least
+
     def ranks_with_room(
         self, jobid: int, request, ranks, floor: float, limit: float
     ) -> set[int] | None:

@@ -150,6 +150,7 @@ class ReservationScheduler(CountedPlanning, PlanningScheduler):
             planner.begin_pass(planner.now)
         self._lightened: dict = {}  # per pass: (from, to) epochs -> ranks
         self._starts_cache: dict = {}
+        self._room_from: dict = {}  # per pass: see _may_have_room
         depth = self.reservation_depth
         holders: set[int] = set()
         waiting = False
@@ -297,6 +298,10 @@ class ReservationScheduler(CountedPlanning, PlanningScheduler):
         if lightened is False:
             lightened = self._lightened[span] = planner.lightened_since(checked)
         within = None
+        if lightened is not None:
+            lightened = self._may_have_room(job, res, span, lightened)
+            if not lightened:
+                return None
         if lightened is not None and planner.one_rank(rr):
             # Most holders find no room before their start on any lightened
             # rank: a few comparisons per rank say so without a search.
@@ -339,6 +344,44 @@ class ReservationScheduler(CountedPlanning, PlanningScheduler):
             within=within,
             prefer_late=True,
         )
+
+    def _may_have_room(self, job, res, span, lightened: set[int]) -> set[int]:
+        """Of the *lightened* ranks, those that may have room for *job*
+        before its reservation *res* starts: all of them, or (cheaply, for
+        a one-rank request) none but the one its reservation is on, or none.
+
+        The earliest room on the ranks (:meth:`Planner.first_room`, every
+        reservation counted, the job's own too) is kept per pass, request
+        and *span* of lightenings: holders of one request that last looked
+        at the same time ask the same.  What the pass places since only
+        delays that room, and what it frees opens a new span, so a kept
+        time still bounds it from below.  The rank of the job's own
+        reservation is left to the search, which leaves that out.
+        """
+        key = self._bucket_of.get(job.jobid)
+        if key is None or key[0] == "unique":
+            return lightened
+        checked, epoch = span
+        memo = self._room_from
+        # The widest span asked of this request since the last lightening
+        # covers every narrower one: its earliest room is no later.
+        wide = memo.get((key, epoch))
+        if wide is None or wide[0] > checked or wide[1] < res.start:
+            planner = self.planner
+            first = planner.first_room(job.resource_request, lightened, planner.now)
+            if first is None:
+                first = -INF  # not searched rank by rank: never says no
+            if wide is None or wide[0] >= checked:
+                memo[key, epoch] = (checked, first)
+            if first < res.start:
+                return lightened
+        own = lightened.intersection(res.ranks)
+        if self.check_reuse:
+            planner = self.planner
+            assert not planner.ranks_with_room(
+                job.jobid, job.resource_request, lightened - own, planner.now, res.start
+            ), f"job {job.jobid} has room before {res.start} on a lightened rank"
+        return own
 
     def _give_ahead(self, job, start: float, R) -> bool:
         """Let an identical job ahead of *job* take the earlier start it found.
