@@ -39,6 +39,7 @@ to forget the job at that point.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 #: ``selection_type`` values.
@@ -66,6 +67,7 @@ ESTIMATE_SLACK = 1.0
 ESTIMATE_FRACTION = 0.01
 
 _UNSET = object()
+INF = math.inf
 
 
 class Annotations:
@@ -166,6 +168,28 @@ class Annotations:
             return False
         names = keys or tuple(sent)
         return self.update(job, **dict.fromkeys(names))
+
+    def stands_until(self, jobid: int, start: float, reason_pending: str) -> float:
+        """Until when (at the latest) the ``t_estimate`` and
+        ``reason_pending`` sent for *jobid* stand for *start* and
+        *reason_pending* (:meth:`estimate_stands`): ``inf`` while *start*
+        stays as it is, if they are the same or the estimate is earlier by
+        less than the slack; else the time from which the share of the
+        wait no longer covers the difference, made a millisecond early
+        (asking again too early only finds it still stands); ``-inf`` if
+        they do not stand now."""
+        sent = self._sent.get(jobid)
+        if sent is None or sent.get("reason_pending") != reason_pending:
+            return -INF
+        old = sent.get("t_estimate")
+        if old is None or old < start:
+            return -INF
+        ahead = old - start
+        if ahead < self.estimate_slack:
+            return INF
+        if not self.estimate_fraction > 0.0:
+            return -INF
+        return start - ahead / self.estimate_fraction - 1e-3
 
     def get(self, jobid: int, key: str, default: Any = None) -> Any:
         """The value last sent for *key* on *jobid*, or *default*."""

@@ -283,6 +283,13 @@ class PlanBook:
             out |= ranks
         return out
 
+    def lightened_at(self, epoch: int) -> frozenset | None:
+        """The ranks the lightening from *epoch* to ``epoch + 1`` freed
+        (None: too long ago to say)."""
+        if epoch < self._log_base:
+            return None
+        return self._lightened[epoch - self._log_base]
+
     def invalidate(self) -> None:
         """Forget the scratch copy (call after any change not made here)."""
         self.scratch = None
@@ -609,6 +616,15 @@ class PlanBook:
             first = min(first, start)
         return first
 
+    def reserved_after(self, t: float):
+        """``(start, jobid)`` of the reservations starting after *t*, in
+        order of start."""
+        return self._res_starts.irange(minimum=(t, INF), inclusive=(False, True))
+
+    def reserved_by(self, t: float):
+        """``(start, jobid)`` of the reservations starting at or before *t*."""
+        return self._res_starts.irange(maximum=(t, INF))
+
     def running_ended_by(self, t: float) -> set[int]:
         """Ids of running jobs whose planned end is at or before *t*."""
         return {jobid for _, jobid in self._running_ends.irange(maximum=(t, INF))}
@@ -706,6 +722,11 @@ class PlanBook:
         else:
             self.scratch = None
         self.held_ids = set(self.reservations)
+        self._held = None
+
+    def settle_all(self) -> None:
+        """The pass has reached every job that holds a reservation."""
+        self.held_ids = set()
         self._held = None
 
     def held_profile(self) -> Profile:

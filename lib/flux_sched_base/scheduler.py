@@ -154,6 +154,8 @@ class PlanningScheduler(KnownIds):
         #: resource and expiration changes, hello): while it stays the
         #: same, resources have freed nowhere and no queued job moved up.
         self.plan_event = 0
+        #: Counts the frees (of those events).
+        self.frees = 0
         self._cheap = 0
         self._started = 0  # jobs started since the pass last yielded
         self._started_in_step = False
@@ -456,6 +458,7 @@ class PlanningScheduler(KnownIds):
         super().free(jobid, R, final)
         self.planner.release(jobid, R, final, time.time())
         self._changed()
+        self.frees += 1
 
     def cancel(self, jobid):
         """Withdraw a pending request (user cancel or job-manager withdrawal)."""
