@@ -377,6 +377,19 @@ class RankSearch(PlanBook):
         kept_first = self._kept_first_start
         out = set()
         for rank in self.up.intersection(ranks):
+            if (
+                rank in partial
+                and limit <= own.start
+                and not self._own_rank_may_fit(rank, shape, duration, floor, limit)
+            ):
+                if self.check_kept:
+                    exact = availability.first_start(
+                        self._stretches_on(rank, shape, considered, False),
+                        duration,
+                        floor,
+                    )
+                    assert not exact < limit, f"rank {rank} has room the test denies"
+                continue
             if rank in partial or self.check_kept:
                 first = availability.first_start(
                     self._stretches_on(rank, shape, considered, rank not in partial),
@@ -390,6 +403,25 @@ class RankSearch(PlanBook):
             elif self.check_one_rank:
                 self._check_no_room(jobid, request, rank, floor, limit)
         return out
+
+    def _own_rank_may_fit(self, rank, shape, duration, floor, start) -> bool:
+        """Might a one-rank request whose own reservation on *rank* starts
+        at *start* fit there from some time in ``[floor, start)``, its
+        reservation left out?  Read from the rank's kept stretches (every
+        item counted, its reservation too), so much cheaper than the rank's
+        stretches without it.
+
+        Before *start* the reservation holds nothing, and from *start* it
+        holds what the job would: a window from ``t < start`` fits without
+        it only if the stretches hold it whole before *start*, or hold
+        ``[t, start)``.  False means it certainly does not fit."""
+        for a, b in self._stretches_on(rank, shape, _every_item, True):
+            u = max(a, floor)
+            if u >= start:
+                return False
+            if b >= start or b - u >= duration:
+                return True
+        return False
 
     def _check_no_room(self, jobid, request, rank, floor, limit) -> None:
         """Fail if the one-rank search finds a start on *rank* that
