@@ -135,3 +135,24 @@ def last_estimates(broker: MockBroker) -> dict[int, float]:
 @pytest.fixture(params=POLICIES)
 def policy(request) -> str:
     return request.param
+
+
+def head_moved_within_the_share(policy: str, behind: list[dict]):
+    """A 2 x 4-core broker whose head (both nodes, 50 s) waits for the two
+    running jobs; one ends at 100 s, 9,960 s before its limit, and the
+    head's start moves 60 s earlier, 9,900 s ahead: within 1% of the wait,
+    so its ``t_estimate`` is not sent again.  *behind*: jobspec arguments
+    of jobs queued after it.  Returns ``(broker, t0, head)`` at 200 s."""
+    b = start_broker(policy, machine=Machine.uniform(2, 4))
+    t0 = b.now
+    b.jobs.submit(make_jobspec(nodes=1, slots=1, cores=4, duration=10_000.0))
+    b.jobs.submit(
+        make_jobspec(nodes=1, slots=1, cores=4, duration=10_060.0), runtime=100.0
+    )
+    b.run_until_quiet()
+    head = b.jobs.submit(make_jobspec(nodes=2, slots=2, cores=4, duration=50.0))
+    for spec in behind:
+        b.jobs.submit(make_jobspec(**spec))
+    b.run_for(200.0)
+    assert b.jobs.job(head).annotations["sched"]["t_estimate"] == t0 + 10_060.0
+    return b, t0, head

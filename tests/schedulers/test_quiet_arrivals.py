@@ -14,7 +14,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from conftest import start_broker
+from conftest import head_moved_within_the_share, start_broker
 from random_workloads import run_responses, workload
 
 from flux_sched_base.scheduler import PlanningScheduler
@@ -123,18 +123,9 @@ def test_an_estimate_left_standing_by_a_share_of_the_wait_is_sent_later(
     # more than 1% of the wait left: a pass then sends it, so an arrival
     # that would otherwise be quiet gets one.
     monkeypatch.setattr(PlanningScheduler, "check_reuse", False)
-    b = start_broker("easy", machine=Machine.uniform(2, 4))
-    t0 = b.now
-    b.jobs.submit(make_jobspec(nodes=1, slots=1, cores=4, duration=10_000.0))
-    b.jobs.submit(
-        make_jobspec(nodes=1, slots=1, cores=4, duration=10_060.0), runtime=100.0
+    b, t0, head = head_moved_within_the_share(
+        "easy", [{"slots": 1, "cores": 1, "duration": 20_000.0}] * 2
     )
-    b.run_until_quiet()
-    head = b.jobs.submit(make_jobspec(nodes=2, slots=2, cores=4, duration=50.0))
-    for _ in range(2):
-        b.jobs.submit(make_jobspec(slots=1, cores=1, duration=20_000.0))
-    b.run_for(200.0)
-    assert b.jobs.job(head).annotations["sched"]["t_estimate"] == t0 + 10_060.0
     b.run_for(5_000.0)
     b.jobs.submit(make_jobspec(slots=1, cores=1, duration=20_000.0))
     b.run_for(1.0)

@@ -17,7 +17,7 @@ import json
 import random
 from types import SimpleNamespace
 
-from conftest import start_broker
+from conftest import head_moved_within_the_share, start_broker
 from random_workloads import run_responses, workload
 
 from flux_sched_base.reservation import ReservationScheduler
@@ -80,18 +80,11 @@ def test_an_estimate_left_standing_by_a_share_of_the_wait_is_sent_later(
     # more than 1% of the wait left: the pass for an arrival, which
     # reaches only some holders, reaches the head and sends it.
     monkeypatch.setattr(PlanningScheduler, "check_reuse", False)
-    b = start_broker("conservative", machine=Machine.uniform(2, 4))
-    t0 = b.now
-    b.jobs.submit(make_jobspec(nodes=1, slots=1, cores=4, duration=10_000.0))
-    b.jobs.submit(
-        make_jobspec(nodes=1, slots=1, cores=4, duration=10_060.0), runtime=100.0
+    # A core-level job behind the head: the queue is planned with the
+    # allocator.
+    b, t0, head = head_moved_within_the_share(
+        "conservative", [{"slots": 1, "cores": 3, "duration": 20_000.0}]
     )
-    b.run_until_quiet()
-    head = b.jobs.submit(make_jobspec(nodes=2, slots=2, cores=4, duration=50.0))
-    # A core-level job behind it: the queue is planned with the allocator.
-    b.jobs.submit(make_jobspec(slots=1, cores=3, duration=20_000.0))
-    b.run_for(200.0)
-    assert b.jobs.job(head).annotations["sched"]["t_estimate"] == t0 + 10_060.0
     # An arrival whose pass leaves nothing lightened: from then on only
     # the time can make the head's estimate due.
     b.jobs.submit(make_jobspec(slots=1, cores=1, duration=20_000.0))
