@@ -37,11 +37,15 @@ import os
 import shutil
 import signal
 import sys
+import time
 
 #: ``prctl`` option that makes orphaned descendants ours (Linux >= 3.4).
 PR_SET_CHILD_SUBREAPER = 36
 #: ``prctl`` option: a signal for us when our parent (the kit) dies.
 PR_SET_PDEATHSIG = 1
+#: Seconds the keeper waits, once the kit has closed the results pipe, for
+#: the kit to be gone before it decides whether to remove the kit's folder.
+KIT_EXIT_WAIT = 1.0
 #: Signals taken as the module signalling its parent.
 TRAPPED = tuple(
     getattr(signal, name)
@@ -214,16 +218,23 @@ def main(argv: list[str]) -> None:
             if pid == worker:
                 status = _returncode(code)
     _sweep()
-    scratch = os.environ.get("SCHEDKIT_SCRATCH", "")
-    if os.getppid() != kit and os.path.basename(scratch).startswith("schedkit-worker-"):
-        # The kit died without its cleanup (SIGKILL): its folder goes too.
-        shutil.rmtree(scratch, ignore_errors=True)
     report = {"type": "exit", "status": status, "cause": cause}
     data = (json.dumps(report) + "\n").encode()
     try:
         os.write(results_fd, data)
+    except BrokenPipeError:  # (SIGPIPE is blocked) the kit closed its end
+        # A dying kit closes its files before its children are given to
+        # another parent: the worker may have ended at EOF on its requests
+        # while the kit is still ours.  Give it a moment to be gone.
+        deadline = time.monotonic() + KIT_EXIT_WAIT
+        while os.getppid() == kit and time.monotonic() < deadline:
+            time.sleep(0.01)
     except OSError:
         pass
+    scratch = os.environ.get("SCHEDKIT_SCRATCH", "")
+    if os.getppid() != kit and os.path.basename(scratch).startswith("schedkit-worker-"):
+        # The kit died without its cleanup (SIGKILL): its folder goes too.
+        shutil.rmtree(scratch, ignore_errors=True)
     os._exit(0)
 
 
