@@ -18,13 +18,13 @@ that holds the run's results).
   and the keeper kills whatever is left once the worker has ended.  Where
   the call is not available the keeper still kills the descendants it
   can see.
-* If the kit dies (a SIGKILL leaves it no time to clean up), the keeper
-  also removes the kit's folder for this worker (``$SCHEDKIT_SCRATCH``,
-  the log and hypothesis's files).
 * Once the worker has ended and its descendants are gone, the keeper
   writes one line on the results pipe, ``{"type": "exit", "status": S,
   "cause": TEXT or null}`` (``S`` as :attr:`subprocess.Popen.returncode`:
   the exit code, or minus the signal that killed the worker), and exits 0.
+* If the kit died (a SIGKILL leaves it no time to clean up), the keeper
+  then removes the kit's folder for this worker (``$SCHEDKIT_SCRATCH``,
+  the log and hypothesis's files).
 
 The worker's stdout and stderr (the log the runner quotes) are the
 keeper's, inherited.
