@@ -329,11 +329,18 @@ class CountedPlanning:
                 overcommitted |= profile.min_over(start, until) < 0
             return until
 
+        # The release log as the pass last saw it: an event aborts the pass
+        # at a yield, so what it released after that is still to be looked
+        # at (a job started by the pass may even have ended: in the log's
+        # totals its start and its free cancel out).
+        seen = None
+        finished = False
         try:
             for job in self.pending_jobs():
                 jobid = job.jobid
                 if profile is None:
                     if self._start_before_planning(job, waiting):
+                        seen = planner.releases.position()
                         yield
                         continue
                     if self._no_start_time(job):
@@ -344,6 +351,7 @@ class CountedPlanning:
                         self.annotations.update(
                             job, t_estimate=None, reason_pending=REASON_NO_ESTIMATE
                         )
+                        seen = planner.releases.position()
                         yield
                         continue
                     build()
@@ -370,6 +378,7 @@ class CountedPlanning:
                                     ahead_adds.append(mine)
                                 self._estimate(job, start)
                                 if self.cheap_yield():
+                                    seen = planner.releases.position()
                                     yield
                                 continue
                         around_ahead = False
@@ -412,6 +421,7 @@ class CountedPlanning:
                             started_spans.append((now, until, -nodes))
                         elif moving is not None:
                             profile.hold(*moving, -nodes)  # denied
+                        seen = planner.releases.position()
                         yield
                         continue
                 waiting = True
@@ -426,13 +436,15 @@ class CountedPlanning:
                     until = hold(start, duration, nodes, around_ahead, moving)
                     planner.promise(jobid, start, until, nodes)
                     self._estimate(job, start)
+                seen = planner.releases.position()
                 yield
+            finished = True
         finally:
             # Also when an event cuts the pass short: the next pass starts
             # from what this one saw and did.
             if light is not None:
                 self._lightening = light.close(self._pending)
-                carried.end_position = planner.releases.position()
+                carried.end_position = planner.releases.position() if finished else seen
                 carried.promises = {
                     jobid: promise
                     for jobid, promise in planner.promises.items()

@@ -626,7 +626,11 @@ class JobManager:
                     job.exceptions.append(("timeout", 0, "resource allocation expired"))
                 self._finish(job, result)
 
-        self.broker.at(end, ended)
+        if end <= self.broker.now:
+            # Ends as it starts: after the scheduler's pass at this instant.
+            self.broker.at_instant_end(ended)
+        else:
+            self.broker.at(end, ended)
 
     def _fatal_exception(self, job: Job, kind: str, note: str) -> None:
         if job.state == SCHED:

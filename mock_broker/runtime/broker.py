@@ -137,6 +137,7 @@ class MockBroker:
         self.last_exit_detail = ""
         self._last_scheduler: tuple[str, str, list[str]] | None = None
         self._events: list[tuple[float, int, Callable[[], None]]] = []
+        self._at_instant_end: list[Callable[[], None]] = []
         self._seq = itertools.count()
         self._matchtags = itertools.count(1)
         self._waiting: dict[int, Callable[[Message], None]] = {}
@@ -172,6 +173,18 @@ class MockBroker:
     def at(self, when: float, fn: Callable[[], None]) -> None:
         """Run *fn* on the broker at virtual time *when* (absolute)."""
         heapq.heappush(self._events, (max(when, self.now), next(self._seq), fn))
+
+    def at_instant_end(self, fn: Callable[[], None]) -> None:
+        """Run *fn* at the current virtual time, once nothing else is left
+        to do at it: the events due delivered and every module's reactor
+        idle (a scheduling pass under way at this instant has ended).
+
+        For what the scheduler's own work causes at the instant it does it
+        (a job that runs for no time ends as it starts): in the textbook
+        definitions a decision at an instant is whole, and in a real
+        instance such an end comes after the pass, which takes no time
+        here."""
+        self._at_instant_end.append(fn)
 
     def after(self, delay: float, fn: Callable[[], None]) -> None:
         """Run *fn* on the broker *delay* virtual seconds from now."""
@@ -472,6 +485,11 @@ class MockBroker:
                         link.resume()
                         if link.state == "exited":
                             self._module_exited(link)
+            if not progressed and self._at_instant_end:
+                ready, self._at_instant_end = self._at_instant_end, []
+                for fn in ready:
+                    fn()
+                progressed = True
         return progressed
 
     def _next_time(self, modules: bool = True) -> float | None:

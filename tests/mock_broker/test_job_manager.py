@@ -240,6 +240,37 @@ def test_expiration_shortened_by_update(make_broker):
     assert job.exceptions == [("timeout", 0, "resource allocation expired")]
 
 
+def test_a_job_that_runs_for_no_time_ends_after_the_pass_that_started_it(
+    make_broker,
+):
+    # The generator example starts one job per reactor iteration.  Z runs
+    # for no time: its end comes once the pass that started it has also
+    # started B, as in the textbook definitions (a decision at an instant
+    # is whole), not between the two, where it would cut the pass short.
+    b = make_broker(Machine.uniform(1, 4))
+    b.load(sched("seed_generator.py"))
+    a = b.jobs.submit(whole_nodes(1), runtime=10)
+    b.run_for(1.0)
+    mark = len(b.transcript)
+    z = b.jobs.submit(make_jobspec(cores=1), runtime=0)
+    jb = b.jobs.submit(make_jobspec(cores=1), runtime=5)
+    b.run()
+    order = [
+        (m["topic"], m["payload"]["id"])
+        for m in messages(b, None, mark)
+        if m["topic"] in ("sched.alloc (response)", "sched.free")
+    ]
+    assert order == [
+        ("sched.free", a),
+        ("sched.alloc (response)", z),
+        ("sched.alloc (response)", jb),
+        ("sched.free", z),
+        ("sched.free", jb),
+    ]
+    assert elapsed(b, b.jobs.job(z).t_end) == 10.0
+    assert b.observer.violations == []
+
+
 def test_runtime_beyond_R_expiration_times_out(make_broker):
     b = make_broker(Machine.uniform(1, 4))
     b.load(sched("expiring.py"))

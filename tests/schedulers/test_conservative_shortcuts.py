@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from flux_sched_base import compression, counted
 from flux_sched_base.counts import NodeProfile
 from flux_sched_base.scheduler import PlanningScheduler
+from mock_broker.runtime.broker import MockBroker
 
 #: (nodes, limit in tens of seconds, fraction of the limit it runs,
 #:  urgency, arrival in seconds, reactor steps before it arrives)
@@ -127,6 +128,31 @@ def test_a_pass_cut_short_passes_on_what_it_moved():
     assert b.jobs.job(second).t_run == t0 + 110
     assert b.jobs.job(third).t_run == t0 + 110
     assert b.jobs.job(late).t_run == t0 + 160
+    b.observer.assert_clean()
+
+
+def test_a_job_ending_while_the_pass_that_started_it_waits_is_seen():
+    # Jobs that run for no time, their end delivered at once (the mock
+    # broker holds it until the pass ends; a job that fails at once in a
+    # real instance may end before the pass that started it moves on): the
+    # end cuts that pass short, and the next one must see the room it left.
+    # It used to take that end as seen: the jobs behind kept their
+    # reservations and, nothing else running, never started.
+    with mock.patch.object(
+        MockBroker, "at_instant_end", lambda broker, fn: broker.at(broker.now, fn)
+    ):
+        b = start_broker("conservative")
+        b.jobs.submit(whole_nodes(4, 100), runtime=10)
+        b.run_until_quiet()
+        waiting = [
+            b.jobs.submit(whole_nodes(4, 100), runtime=runtime) for runtime in (0, 0, 5)
+        ]
+        b.run_until_quiet()
+        aborted = b.stats()["passes_aborted"]
+        b.run()
+    t0 = b.clock.epoch
+    assert [b.jobs.job(j).t_run for j in waiting] == [t0 + 10] * 3
+    assert b.stats()["passes_aborted"] > aborted
     b.observer.assert_clean()
 
 

@@ -145,7 +145,9 @@ def workload(max_nodes: int):
         st.integers(0, 20).map(lambda n: 10.0 * n),  # submit (ties allowed)
         st.integers(1, max_nodes),
         st.integers(1, 8).map(lambda n: 10.0 * n),  # time limit
-        st.sampled_from([1.0, 1.0, 0.5, 0.25, 0.9]),  # runtime / limit
+        # runtime / limit; 0: a job that ends as it starts (real traces
+        # have them), its free coming at the instant of its start
+        st.sampled_from([1.0, 1.0, 0.5, 0.25, 0.9, 0.0]),
     ).map(lambda j: (j[0], j[1], j[2], j[2] * j[3]))
     return st.lists(job, min_size=12, max_size=28)
 
@@ -243,6 +245,24 @@ def test_tie_order_matches_the_model():
     for policy, depth in POLICIES:
         starts = run_workload(policy, Machine.uniform(4, 1), jobs, single_cores, depth)
         assert mismatches(starts, expected(policy, 4, jobs, depth)) == [], policy
+
+
+@pytest.mark.parametrize("policy, depth", POLICIES)
+def test_a_job_that_runs_for_no_time_ends_after_the_decision(policy, depth):
+    # Job 6 starts at 140 and ends there: in the definitions the decision
+    # at 140 is whole (job 11 backfills around job 9's reservation), and
+    # the room job 6 leaves is decided on after it.
+    jobs = [(0.0, 1, 10.0, 10.0)] * 5 + [
+        (0.0, 6, 60.0, 60.0),
+        (10.0, 8, 10.0, 0.0),
+        (0.0, 5, 40.0, 40.0),
+        (0.0, 6, 30.0, 30.0),
+        (10.0, 7, 10.0, 10.0),
+        (70.0, 3, 80.0, 80.0),
+        (140.0, 1, 10.0, 10.0),
+    ]
+    starts = run_workload(policy, Machine.uniform(10, 1), jobs, single_cores, depth)
+    assert mismatches(starts, expected(policy, 10, jobs, depth)) == []
 
 
 def few_requests_workload():
