@@ -8,7 +8,9 @@ module do to a scheduler: submit jobs of varied shapes (some with a
 housekeeping release plan, so their resources come back in partial frees),
 cancel, hold and release, change urgency, reprioritize, drain, undrain,
 take ranks down and up, move a running job's expiration, let virtual time
-pass, and restart the scheduler.
+pass, and restart the scheduler; and end a running job while the pass
+that a batch of arrivals set off is part way through (every other rule
+acts between passes).
 
 After every step: no referee violation (no resource in two jobs, every
 protocol rule kept), the module is still running, and every submitted job
@@ -135,7 +137,7 @@ def build_machine_class(ctx: ProbeContext, record: dict):
         JobRequest,
         shape=st.sampled_from(sorted(SHAPES)),
         limit=st.sampled_from([0.0, 30.0, 300.0]),
-        runtime=st.sampled_from([5.0, 20.0, 100.0, 400.0]),
+        runtime=st.sampled_from([5.0, 20.0, 100.0, 400.0, 0.0]),
         urgency=st.sampled_from([16, 16, 0, 8, 31]),
         release=st.none()
         | st.tuples(st.permutations(range(NODES)), st.sampled_from([0.0, 2.0, 15.0])),
@@ -209,6 +211,37 @@ def build_machine_class(ctx: ProbeContext, record: dict):
         def submit_burst(self, batch):
             """Submit several jobs at the same instant."""
             return multiple(*[self._submit(job) for job in batch])
+
+        @rule(
+            target=jobs,
+            batch=st.lists(requests, min_size=1, max_size=4),
+            steps=st.integers(1, 4),
+        )
+        @_marks_failure
+        def end_during_pass(self, batch, steps):
+            """Submit *batch* at one instant, let the pass it sets off take
+            *steps* steps, then the owner cancels the first running job:
+            its resources come back while that pass is part way through, as
+            a job that ends on its own may in a real instance."""
+            broker = self.broker
+            table = broker.jobs
+            jobids = []
+            for job in batch:
+                jobids.append(
+                    table.submit(
+                        job.jobspec(),
+                        urgency=job.urgency,
+                        runtime=job.runtime,
+                        release=job.plan(),
+                    )
+                )
+            broker.run_steps(steps)
+            running = [j for j in self.submitted if table.job(j).state == "RUN"]
+            if running:
+                table.cancel(running[0])
+            self.submitted.extend(jobids)
+            self._settle()
+            return multiple(*jobids)
 
         @rule(job=jobs)
         @_marks_failure

@@ -532,6 +532,18 @@ class MockBroker:
                 pass
             self.observer.quiescent()
 
+    def run_steps(self, count: int) -> int:
+        """Take up to *count* steps of the work ready now, without moving
+        the clock (a step: the events due, then one reactor iteration of
+        each busy module); return how many did something.  A scheduler in
+        the middle of a pass that yields is left there: what the caller
+        does next reaches it mid-pass, as events reach a real one."""
+        done = 0
+        with self._running():
+            while done < count and self._step():
+                done += 1
+        return done
+
     def run(self, limit: float = DEFAULT_RUN_LIMIT) -> None:
         """Run until nothing is left to happen (every job done or stuck).
 

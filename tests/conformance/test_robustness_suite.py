@@ -22,6 +22,7 @@ from conformance.probes import random_sequences as sequences
 
 ROOT = Path(__file__).resolve().parents[2]
 GALLERY = Path(__file__).parent / "gallery"
+SEED_SCHEDULERS = Path(__file__).parents[1] / "mock_broker" / "schedulers"
 
 HOSTILE = "robust.hostile-jobspecs"
 RANDOM = "robust.random-sequences"
@@ -197,32 +198,75 @@ def test_a_scheduler_that_forgets_fresh_requests_after_restart_fails(quick_shrin
     assert set(failures(findings)) == {RANDOM}
 
 
-def test_a_scheduler_that_leaks_partial_frees_fails(tmp_path, quick_shrink):
-    module = tmp_path / "leaks_partial_frees.py"
+def module_file(tmp_path, name: str, body: str) -> str:
+    """Write module *name* (*body*, which may import the gallery's base and
+    the mock broker tests' seed schedulers); its path."""
+    module = tmp_path / f"{name}.py"
+    folders = [str(GALLERY), str(SEED_SCHEDULERS)]
     module.write_text(
-        textwrap.dedent(
-            f"""
-            import sys
-            sys.path.insert(0, {str(GALLERY)!r})
-            from _base import GalleryFifo
-
-            class Leaks(GalleryFifo):
-                def free(self, jobid, R, final=False):
-                    if final:  # only the last ranks come back
-                        super().free(jobid, R, final=False)
-
-            def mod_main(h, *args):
-                Leaks(h, *args).run()
-            """
-        )
+        f"import sys\nsys.path[:0] = {folders!r}\n" + textwrap.dedent(body)
     )
-    findings, _ = execute(RANDOM, str(module), seed=1, examples=10)
+    return str(module)
+
+
+def test_a_scheduler_that_leaks_partial_frees_fails(tmp_path, quick_shrink):
+    module = module_file(
+        tmp_path,
+        "leaks_partial_frees",
+        """
+        from _base import GalleryFifo
+
+        class Leaks(GalleryFifo):
+            def free(self, jobid, R, final=False):
+                if final:  # only the last ranks come back
+                    super().free(jobid, R, final=False)
+
+        def mod_main(h, *args):
+            Leaks(h, *args).run()
+        """,
+    )
+    findings, _ = execute(RANDOM, module, seed=1, examples=10)
     failed = _failed(findings, RANDOM)
     assert len(failed) == 1, failures(findings)
     text = failed[0].evidence.text
     assert "still counts as allocated" in text or "still in SCHED" in text, text
     assert "release=([" in text  # a job released in partial frees
     assert set(failures(findings)) == {RANDOM}
+
+
+def test_a_scheduler_that_drops_a_free_during_its_pass_fails(tmp_path, quick_shrink):
+    # flux-core's generator example (a start per step), but a free that
+    # comes while a pass is under way is dropped ("the pass will see it").
+    # Every other rule acts between passes: only a job ending part way
+    # through one shows it.
+    module = module_file(
+        tmp_path,
+        "drops_frees_mid_pass",
+        """
+        from seed_generator import GeneratorScheduler
+
+        class DropsFreesMidPass(GeneratorScheduler):
+            in_pass = False
+
+            def schedule(self):
+                self.in_pass = True
+                try:
+                    yield from super().schedule()
+                finally:
+                    self.in_pass = False
+
+            def free(self, jobid, R, final=False):
+                if not self.in_pass:
+                    super().free(jobid, R, final)
+
+        def mod_main(h, *args):
+            DropsFreesMidPass(h, *args).run()
+        """,
+    )
+    findings, _ = execute(RANDOM, module, seed=1, examples=40)
+    failed = _failed(findings, RANDOM)
+    assert len(failed) == 1, failures(findings)
+    assert "state.end_during_pass(" in failed[0].evidence.text
 
 
 @pytest.mark.parametrize("name", sorted(CORRECT))
