@@ -8,7 +8,14 @@ simulate` on the same workload.  Per scheduler it prints the jobs compared,
 how many start exactly when the model says, the first divergence if any,
 and the wall time of the replay and of the model.
 
+With ``--cores-per-node C`` the processors are ``--nodes / C`` nodes of C
+cores, as on a trace's real machine (CEA-Curie: ``--nodes 93312
+--cores-per-node 16``); each job asks for one-core slots anywhere (the
+replay's default mapping), which take free cores wherever they are, so
+the model's processor count still decides every start.
+
     python benchmarks/textbook_match.py [--trace PATH] [--limit N] [--skip N]
+        [--nodes N] [--cores-per-node C]
         [--schedulers fifo easy conservative conservative:4]
 
 ``conservative:N`` is the conservative module with ``reservation-depth=N``,
@@ -16,8 +23,9 @@ compared with backfilling of reservation depth N.
 
 Exit status 0 when done (divergences are reported, not failures), 1 if
 the output closed early, 2 for a wrong argument (an unknown scheduler
-name, a count below 1, ``--nodes`` smaller than the trace's largest job)
-or a trace that cannot be read (one line on stderr), 130 on Ctrl-C.
+name, a count below 1, ``--nodes`` smaller than the trace's largest job or
+not a multiple of ``--cores-per-node``) or a trace that cannot be read
+(one line on stderr), 130 on Ctrl-C.
 """
 
 from __future__ import annotations
@@ -61,13 +69,14 @@ def model_starts(policy: str, total: int, jobs, depth: int | None) -> dict:
         return textbook.simulate("backfill", total, jobs)
 
 
-def compare(name: str, trace, nodes: int) -> dict:
-    """Replay *trace* through scheduler *name*; compare with the model."""
+def compare(name: str, trace, nodes: int, cores_per_node: int = 1) -> dict:
+    """Replay *trace* through scheduler *name* on *nodes* processors
+    (*cores_per_node* to a node); compare with the model."""
     path, args, policy, depth = module_of(name)
     result, broker = replay(
         path,
         trace.jobs,
-        Machine.uniform(nodes, 1),
+        Machine.uniform(nodes // cores_per_node, cores_per_node),
         args=["queue-depth=unlimited", *args],
         label=name,
         watch=Referee.attach,
@@ -124,7 +133,13 @@ def main() -> None:
         "--nodes",
         type=positive,
         default=None,
-        help="default: the trace's MaxProcs; at least its largest job",
+        help="processors; default: the trace's MaxProcs; at least its largest job",
+    )
+    parser.add_argument(
+        "--cores-per-node",
+        type=positive,
+        default=1,
+        help="cores to a node (default 1); --nodes must be a multiple",
     )
     args = parser.parse_args()
     for name in args.schedulers:
@@ -157,13 +172,24 @@ def report(args) -> int:
             prog="textbook_match",
         )
         return EXIT_USAGE
-    print(f"{Path(args.trace).name}: {len(trace.jobs)} jobs on {nodes} x 1 core")
+    per_node = args.cores_per_node
+    if nodes % per_node:
+        say(
+            "",
+            f"--nodes {nodes} is not a multiple of --cores-per-node {per_node}",
+            prog="textbook_match",
+        )
+        return EXIT_USAGE
+    print(
+        f"{Path(args.trace).name}: {len(trace.jobs)} jobs on "
+        f"{nodes // per_node} x {per_node} core{'s' if per_node > 1 else ''}"
+    )
     print(
         f"{'scheduler':<16} {'compared':>9} {'matching':>9} "
         f"{'replay s':>9} {'model s':>8}  first divergence"
     )
     for name in args.schedulers:
-        row = compare(name, trace, nodes)
+        row = compare(name, trace, nodes, per_node)
         print(
             f"{row['name']:<16} {row['compared']:>9} {row['matching']:>9} "
             f"{row['replay_wall']:>9.1f} {row['model_wall']:>8.1f}  "

@@ -81,6 +81,7 @@ def test_an_unknown_scheduler_fails_at_once(script, args, tmp_path):
         ("sched_pass.py", ["--passes", "0"], "--passes"),
         ("split_pool_alloc.py", ["--skip", "-1"], "--skip"),
         ("textbook_match.py", ["--nodes", "0"], "--nodes"),
+        ("textbook_match.py", ["--cores-per-node", "0"], "--cores-per-node"),
         ("real_flux_schedbench.py", ["--depth", "8", "0"], "--depth"),
         ("real_flux_schedbench.py", ["--rounds", "0"], "--rounds"),
     ],
@@ -119,4 +120,15 @@ def test_textbook_match_refuses_a_machine_smaller_than_a_job():
     assert (
         out.stderr
         == "textbook_match: --nodes 3: the trace has a job of 36 processors\n"
+    )
+
+
+def test_textbook_match_needs_whole_nodes():
+    out = _run(
+        "textbook_match.py", "--nodes", "100", "--cores-per-node", "16", "--limit", "5"
+    )
+    assert out.returncode == 2
+    assert out.stdout == ""
+    assert out.stderr == (
+        "textbook_match: --nodes 100 is not a multiple of --cores-per-node 16\n"
     )

@@ -26,6 +26,7 @@ from replay.swf import read_swf
 
 TRACES = Path(__file__).resolve().parents[2].parent / "shared" / "traces"
 KTH = TRACES / "KTH-SP2-1996-2.1-cln.swf.gz"
+CURIE = TRACES / "CEA-Curie-2011-2.1-cln-b2.swf.gz"
 
 
 def model_starts(policy: str, total: int, jobs, depth=None) -> dict:
@@ -67,15 +68,18 @@ needs_kth = pytest.mark.skipif(
 )
 
 
-def replay_against_model(policy, skip, limit, depth=None):
-    """Replay *limit* KTH jobs after *skip* on 100 single-core nodes;
-    return the jobs whose start differs from the model's."""
-    trace = read_swf(KTH, limit=limit, skip=skip)
+def replay_against_model(policy, skip, limit, depth=None, trace=KTH, machine=(100, 1)):
+    """Replay *limit* jobs of *trace* after *skip* on *machine* (nodes,
+    cores each; KTH's 100 single-core nodes by default), each job asking
+    for one-core slots anywhere; return the jobs whose start differs from
+    the model's."""
+    trace = read_swf(trace, limit=limit, skip=skip)
     path, args = module_and_args(policy, depth)
+    nodes, cores = machine
     _, broker = replay(
         path,
         trace.jobs,
-        Machine.uniform(100, 1),
+        Machine.uniform(nodes, cores),
         args=["queue-depth=unlimited", *args],
         watch=Referee.attach,
     )
@@ -91,7 +95,7 @@ def replay_against_model(policy, skip, limit, depth=None):
         for k, j in enumerate(trace.jobs)
     ]
     assert len(starts) == len(jobs)
-    return mismatches(starts, model_starts(policy, 100, jobs, depth))
+    return mismatches(starts, model_starts(policy, nodes * cores, jobs, depth))
 
 
 @needs_kth
@@ -110,6 +114,18 @@ def test_kth_busy_stretch_starts_equal_the_model(policy):
 @needs_kth
 def test_kth_hybrid_depth_starts_equal_the_model():
     assert replay_against_model("hybrid", 0, 1000, depth=4)[:5] == []
+
+
+@pytest.mark.skipif(
+    not CURIE.exists(),
+    reason=f"the CEA-Curie trace is not there ({CURIE}): ../shared/traces is absent",
+)
+@pytest.mark.parametrize("policy", ["fifo", "easy", "conservative"])
+def test_curie_prefix_starts_equal_the_model(policy):
+    # 5,832 nodes of 16 cores (the thin nodes).  Jobs 724 to 726 (15,488
+    # cores each) run for no time and start at one instant: their ends
+    # once came part way through the passes that started them.
+    assert replay_against_model(policy, 0, 800, trace=CURIE, machine=(5832, 16)) == []
 
 
 # -- random workloads ----------------------------------------------------------------
