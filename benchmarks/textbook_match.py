@@ -12,10 +12,12 @@ With ``--cores-per-node C`` the processors are ``--nodes / C`` nodes of C
 cores, as on a trace's real machine (CEA-Curie: ``--nodes 93312
 --cores-per-node 16``); each job asks for one-core slots anywhere (the
 replay's default mapping), which take free cores wherever they are, so
-the model's processor count still decides every start.
+the model's processor count still decides every start.  With
+``--whole-nodes`` each job asks for the whole nodes its processors fill
+(exclusively), and the model counts nodes.
 
     python benchmarks/textbook_match.py [--trace PATH] [--limit N] [--skip N]
-        [--nodes N] [--cores-per-node C]
+        [--nodes N] [--cores-per-node C] [--whole-nodes]
         [--schedulers fifo easy conservative conservative:4]
 
 ``conservative:N`` is the conservative module with ``reservation-depth=N``,
@@ -43,6 +45,7 @@ from flux_schedkit.trace_options import InputError, not_negative, positive, read
 from mock_broker.machine import Machine
 from replay.runner import replay
 from replay.swf import read_swf
+from replay.workload import JobMapping, map_jobs
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_TRACE = ROOT.parent / "shared" / "traces" / "KTH-SP2-1996-2.1-cln.swf.gz"
@@ -69,14 +72,20 @@ def model_starts(policy: str, total: int, jobs, depth: int | None) -> dict:
         return textbook.simulate("backfill", total, jobs)
 
 
-def compare(name: str, trace, nodes: int, cores_per_node: int = 1) -> dict:
+def compare(
+    name: str, trace, nodes: int, cores_per_node: int = 1, whole_nodes: bool = False
+) -> dict:
     """Replay *trace* through scheduler *name* on *nodes* processors
-    (*cores_per_node* to a node); compare with the model."""
+    (*cores_per_node* to a node; with *whole_nodes* each job asks for the
+    whole nodes its processors fill); compare with the model, in
+    processors (in nodes with *whole_nodes*)."""
     path, args, policy, depth = module_of(name)
+    machine = Machine.uniform(nodes // cores_per_node, cores_per_node)
+    workload = map_jobs(trace.jobs, machine, JobMapping(whole_nodes=whole_nodes))
     result, broker = replay(
         path,
-        trace.jobs,
-        Machine.uniform(nodes // cores_per_node, cores_per_node),
+        workload,
+        machine,
         args=["queue-depth=unlimited", *args],
         label=name,
         watch=Referee.attach,
@@ -86,13 +95,16 @@ def compare(name: str, trace, nodes: int, cores_per_node: int = 1) -> dict:
     replayed = {
         k: job.t_run - first for k, job in enumerate(records) if job.t_run is not None
     }
-    t0 = trace.jobs[0].submit
+    t0 = workload.jobs[0].submit
     jobs = [
-        textbook.WorkloadJob(k, j.submit - t0, j.procs, j.requested_time, j.run)
-        for k, j in enumerate(trace.jobs)
+        textbook.WorkloadJob(
+            k, j.submit - t0, j.nodes if whole_nodes else j.procs, j.limit, j.run
+        )
+        for k, j in enumerate(workload.jobs)
     ]
+    total = machine.size if whole_nodes else nodes
     m0 = time.perf_counter()
-    model = model_starts(policy, nodes, jobs, depth)
+    model = model_starts(policy, total, jobs, depth)
     model_wall = time.perf_counter() - m0
     keys = sorted(set(replayed) | set(model))
     differ = [k for k in keys if replayed.get(k) != model.get(k)]
@@ -101,9 +113,10 @@ def compare(name: str, trace, nodes: int, cores_per_node: int = 1) -> dict:
         k = min(
             differ, key=lambda k: (min(replayed.get(k, 1e300), model.get(k, 1e300)), k)
         )
+        job = workload.jobs[k]
         divergence = (
-            f"trace job {trace.jobs[k].job_id} ({trace.jobs[k].procs} procs, "
-            f"limit {trace.jobs[k].requested_time:.0f} s): replay starts at "
+            f"trace job {job.trace_id} ({job.procs} procs, "
+            f"limit {job.limit:.0f} s): replay starts at "
             f"{_fmt(replayed.get(k))}, the model at {_fmt(model.get(k))}"
         )
     return {
@@ -140,6 +153,11 @@ def main() -> None:
         type=positive,
         default=1,
         help="cores to a node (default 1); --nodes must be a multiple",
+    )
+    parser.add_argument(
+        "--whole-nodes",
+        action="store_true",
+        help="each job asks for the whole nodes its processors fill",
     )
     args = parser.parse_args()
     for name in args.schedulers:
@@ -183,13 +201,14 @@ def report(args) -> int:
     print(
         f"{Path(args.trace).name}: {len(trace.jobs)} jobs on "
         f"{nodes // per_node} x {per_node} core{'s' if per_node > 1 else ''}"
+        + (", whole nodes" if args.whole_nodes else "")
     )
     print(
         f"{'scheduler':<16} {'compared':>9} {'matching':>9} "
         f"{'replay s':>9} {'model s':>8}  first divergence"
     )
     for name in args.schedulers:
-        row = compare(name, trace, nodes, per_node)
+        row = compare(name, trace, nodes, per_node, args.whole_nodes)
         print(
             f"{row['name']:<16} {row['compared']:>9} {row['matching']:>9} "
             f"{row['replay_wall']:>9.1f} {row['model_wall']:>8.1f}  "

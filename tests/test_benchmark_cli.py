@@ -132,3 +132,22 @@ def test_textbook_match_needs_whole_nodes():
     assert out.stderr == (
         "textbook_match: --nodes 100 is not a multiple of --cores-per-node 16\n"
     )
+
+
+CURIE = ROOT.parent / "shared" / "traces" / "CEA-Curie-2011-2.1-cln-b2.swf.gz"
+
+
+@pytest.mark.skipif(not CURIE.exists(), reason=f"{CURIE} is absent")
+def test_textbook_match_on_curie_in_whole_nodes():
+    # 5,832 nodes of 16 cores; each job takes the whole nodes its
+    # processors fill, and the model counts nodes.
+    out = _run(
+        "textbook_match.py",
+        *("--trace", str(CURIE), "--limit", "300", "--nodes", "93312"),
+        *("--cores-per-node", "16", "--whole-nodes", "--schedulers", "conservative"),
+    )
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0].endswith(": 300 jobs on 5832 x 16 cores, whole nodes")
+    assert lines[2].split()[:3] == ["conservative", "300", "300"]
+    assert lines[2].endswith("none")
