@@ -485,12 +485,19 @@ class MockBroker:
                         link.resume()
                         if link.state == "exited":
                             self._module_exited(link)
-            if not progressed and self._at_instant_end:
-                ready, self._at_instant_end = self._at_instant_end, []
-                for fn in ready:
-                    fn()
-                progressed = True
+            if not progressed:
+                progressed = self._instant_ends()
         return progressed
+
+    def _instant_ends(self) -> bool:
+        """Run what waits for the end of the instant (see
+        :meth:`at_instant_end`); False if nothing did."""
+        if not self._at_instant_end:
+            return False
+        ready, self._at_instant_end = self._at_instant_end, []
+        for fn in ready:
+            fn()
+        return True
 
     def _next_time(self, modules: bool = True) -> float | None:
         times = [self._events[0][0]] if self._events else []
@@ -578,7 +585,9 @@ class MockBroker:
     def block_module_until(self, link, predicate, what: str) -> None:
         """A module waits in ``get()``: run the broker, not the module."""
         while not predicate():
-            if self._step(modules=False):
+            # (The module waits in a call, not in a pass: what waits for the
+            # end of the instant comes before the clock moves on.)
+            if self._step(modules=False) or self._instant_ends():
                 continue
             when = self._next_time(modules=False)
             if when is None:
