@@ -185,6 +185,9 @@ class _State:
         self.callback_wall = float(request.get("callback_wall") or 5.0)
         self.dispatch_limit = (request.get("limits") or {}).get("messages_per_instant")
         self.stack, self.events, self.callbacks, self.slowest = [], [], 0, 0.0
+        #: Findings reported beside an event's (the referee's violations on
+        #: a broker that livelocked, one per clause).
+        self.beside: list[Finding] = []
 
     def timed(self, activity: _Activity, fn, *args):
         """Call *fn* while the watchdog times *activity*."""
@@ -390,6 +393,10 @@ def install_hooks() -> None:
             if getattr(exc, "broker", None) is None:  # the first to see it
                 exc.broker = self
                 STATE.events.append(STATE.fail("robust.no-livelock", str(exc), self))
+                from conformance.probes import referee_findings
+
+                probe = STATE.request.get("probe", "")
+                STATE.beside = referee_findings(probe, self, first_only=True)
             raise
 
     def _module_exited(self, link):
@@ -544,6 +551,8 @@ def _run_probe(request: dict, baseline: set) -> dict:
         cause = processes
     if cause is not None:
         findings = [cause]
+        if STATE.events and cause is STATE.events[0]:
+            findings += STATE.beside
     stats = dict(stats or {})
     stats["isolation"] = dict(
         pid=os.getpid(), callbacks=STATE.callbacks, slowest_callback=STATE.slowest

@@ -188,25 +188,8 @@ def judge(p: Probe, ctx: ProbeContext, returned, error: BaseException | None):
     (an rpc that never got an answer, a module that would not load).
     """
     findings: list[Finding] = list(returned or [])
-    kinds = clause_for_kind()
     for broker in ctx.brokers:
-        for v in getattr(broker.observer, "violations", ()):
-            clause = kinds.get(v.kind)
-            if clause is None:
-                continue
-            findings.append(
-                Finding(
-                    clause,
-                    FAIL,
-                    Evidence(
-                        ctx.probe,
-                        f"[{v.kind}] {v.text}",
-                        v.time,
-                        v.excerpt,
-                        _module_traceback(broker, v.kind),
-                    ),
-                )
-            )
+        findings.extend(referee_findings(ctx.probe, broker))
     if error is not None:
         text = f"the probe could not go on: {type(error).__name__}: {error}"
         tb = "".join(traceback.format_exception(error))
@@ -220,6 +203,33 @@ def judge(p: Probe, ctx: ProbeContext, returned, error: BaseException | None):
         if clause not in judged:
             findings.append(passed(clause))
     return findings
+
+
+def referee_findings(probe: str, broker, first_only: bool = False) -> list[Finding]:
+    """A failed finding for each referee violation on *broker* that a
+    clause judges (with *first_only*, the first of each clause)."""
+    kinds = clause_for_kind()
+    out: list[Finding] = []
+    seen: set[str] = set()
+    for v in getattr(broker.observer, "violations", ()):
+        clause = kinds.get(v.kind)
+        if clause is None or (first_only and clause in seen):
+            continue
+        seen.add(clause)
+        out.append(
+            Finding(
+                clause,
+                FAIL,
+                Evidence(
+                    probe,
+                    f"[{v.kind}] {v.text}",
+                    v.time,
+                    v.excerpt,
+                    _module_traceback(broker, v.kind),
+                ),
+            )
+        )
+    return out
 
 
 def _module_traceback(broker, kind: str) -> str:
@@ -244,6 +254,7 @@ __all__ = [
     "failures",
     "judge",
     "probe",
+    "referee_findings",
     "split_args",
 ]
 
@@ -267,8 +278,11 @@ def execute(
     A kit budget that trips inside the probe is not the probe's failure: a
     :class:`~mock_broker.runtime.broker.BrokerLivelock` fails
     ``robust.no-livelock`` (with the transcript's end) and a
-    :class:`MemoryError` fails ``robust.memory``; that finding is then the
-    only one, the probe's own clauses get no verdict.
+    :class:`MemoryError` fails ``robust.memory``; the probe's own clauses
+    then get no verdict.  A livelock is often a protocol fault going round
+    (a second SUCCESS answered with a free, again and again): the first
+    referee violation of each clause on the broker that livelocked fails
+    that clause as well.
     """
     from mock_broker.runtime.broker import BrokerLivelock
 
@@ -281,11 +295,13 @@ def execute(
         returned = p.run(ctx)
     except BrokerLivelock as exc:
         broker = getattr(exc, "broker", None) or (ctx.brokers or [None])[-1]
-        budget = ctx.fail("robust.no-livelock", str(exc), broker)
+        budget = [ctx.fail("robust.no-livelock", str(exc), broker)]
+        if broker is not None:
+            budget += referee_findings(ctx.probe, broker, first_only=True)
     except MemoryError as exc:
         traceback.clear_frames(exc.__traceback__)
         tb = "".join(traceback.format_exception(exc))
-        budget = failed("robust.memory", name, "out of memory", traceback=tb)
+        budget = [failed("robust.memory", name, "out of memory", traceback=tb)]
     except Exception as exc:  # noqa: BLE001 - judged as the probe's failure
         error = exc
     finally:
@@ -295,7 +311,7 @@ def execute(
             except Exception:  # noqa: BLE001 - a module that will not unload
                 pass
     if budget is not None:
-        return [budget], ctx.stats
+        return budget, ctx.stats
     return judge(p, ctx, returned, error), ctx.stats
 
 

@@ -14,6 +14,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from gallery_modules import module_file
 
 from conformance.findings import FAIL
 from conformance.probes import all_probes, execute, failures, scale
@@ -22,7 +23,6 @@ from conformance.probes import random_sequences as sequences
 
 ROOT = Path(__file__).resolve().parents[2]
 GALLERY = Path(__file__).parent / "gallery"
-SEED_SCHEDULERS = Path(__file__).parents[1] / "mock_broker" / "schedulers"
 
 HOSTILE = "robust.hostile-jobspecs"
 RANDOM = "robust.random-sequences"
@@ -196,17 +196,6 @@ def test_a_scheduler_that_forgets_fresh_requests_after_restart_fails(quick_shrin
     assert stats["examples"] >= 1 and stats["failing_steps"] == len(printed)
     # Only the random-sequence clause: the fault breaks no protocol rule.
     assert set(failures(findings)) == {RANDOM}
-
-
-def module_file(tmp_path, name: str, body: str) -> str:
-    """Write module *name* (*body*, which may import the gallery's base and
-    the mock broker tests' seed schedulers); its path."""
-    module = tmp_path / f"{name}.py"
-    folders = [str(GALLERY), str(SEED_SCHEDULERS)]
-    module.write_text(
-        f"import sys\nsys.path[:0] = {folders!r}\n" + textwrap.dedent(body)
-    )
-    return str(module)
 
 
 def test_a_scheduler_that_leaks_partial_frees_fails(tmp_path, quick_shrink):

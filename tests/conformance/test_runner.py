@@ -17,6 +17,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from gallery_modules import module_file
 
 from conformance.clauses import GENERIC_CLAUSES
 from conformance.findings import FAIL, PASS
@@ -317,6 +318,42 @@ def test_execute_in_process_reports_a_livelock_not_the_probes_clauses():
     assert "limit 500" in finding.evidence.text
     assert finding.evidence.time == 1.0
     assert "reason_pending" in finding.evidence.excerpt
+
+
+def test_a_livelock_that_is_a_protocol_fault_going_round_fails_that_clause_too(
+    tmp_path,
+):
+    # A second SUCCESS for every freed job: the job-manager frees it again,
+    # and the two go round at one instant.  The referee's violation is
+    # reported under its clause (once) beside robust.no-livelock.
+    module = module_file(
+        tmp_path,
+        "answers_again",
+        """
+        from _base import GalleryFifo
+
+        class AnswersAgain(GalleryFifo):
+            answered = {}
+
+            def start(self, job, alloc):
+                self.answered[job.jobid] = (job.request, alloc)
+                super().start(job, alloc)
+
+            def free(self, jobid, R, final=False):
+                super().free(jobid, R, final)
+                request, alloc = self.answered[jobid]
+                request.success(alloc)
+
+        def mod_main(h, *args):
+            AnswersAgain(h, *args).run()
+        """,
+    )
+    findings, _ = execute("protocol:free", module, limits={"messages_per_instant": 500})
+    assert [(f.clause, f.verdict) for f in findings] == [
+        ("robust.no-livelock", FAIL),
+        ("alloc.one-final-response", FAIL),
+    ]
+    assert "second-final-response" in findings[1].evidence.text
 
 
 # -- preflight --------------------------------------------------------------------------
