@@ -551,7 +551,7 @@ def _run_probe(request: dict, baseline: set) -> dict:
         cause = processes
     if cause is not None:
         findings = [cause]
-        if STATE.events and cause is STATE.events[0]:
+        if cause.clause == "robust.no-livelock":
             findings += STATE.beside
     stats = dict(stats or {})
     stats["isolation"] = dict(
