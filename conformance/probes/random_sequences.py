@@ -187,7 +187,7 @@ def build_machine_class(ctx: ProbeContext, record: dict):
             record["steps"] = record.get("steps", 0) + 1
             self.broker.run_until_quiet()
 
-        def _submit(self, job: JobRequest) -> int:
+        def _submit(self, job: JobRequest, settle: bool = True) -> int:
             jobid = self.broker.jobs.submit(
                 job.jobspec(),
                 urgency=job.urgency,
@@ -195,7 +195,8 @@ def build_machine_class(ctx: ProbeContext, record: dict):
                 release=job.plan(),
             )
             self.submitted.append(jobid)
-            self._settle()
+            if settle:
+                self._settle()
             return jobid
 
         # -- users -----------------------------------------------------------------
@@ -223,23 +224,13 @@ def build_machine_class(ctx: ProbeContext, record: dict):
             *steps* steps, then the owner cancels the first running job:
             its resources come back while that pass is part way through, as
             a job that ends on its own may in a real instance."""
-            broker = self.broker
-            table = broker.jobs
-            jobids = []
-            for job in batch:
-                jobids.append(
-                    table.submit(
-                        job.jobspec(),
-                        urgency=job.urgency,
-                        runtime=job.runtime,
-                        release=job.plan(),
-                    )
-                )
-            broker.run_steps(steps)
-            running = [j for j in self.submitted if table.job(j).state == "RUN"]
+            table = self.broker.jobs
+            earlier = list(self.submitted)
+            jobids = [self._submit(job, settle=False) for job in batch]
+            self.broker.run_steps(steps)
+            running = [j for j in earlier if table.job(j).state == "RUN"]
             if running:
                 table.cancel(running[0])
-            self.submitted.extend(jobids)
             self._settle()
             return multiple(*jobids)
 
