@@ -18,45 +18,75 @@ import math
 INF = math.inf
 
 
+def _searched_until(entry: tuple) -> float:
+    return entry[3]
+
+
 class KeptSearches:
-    """Holders of a pass whose search for an earlier start found none,
-    while the profile stays as it was (the same object, the same version).
+    """Holders of a pass whose search for an earlier start found none, on
+    one profile (the same object) as holds change it.
 
     A holder asking no less than one of them (as many units or more, a
-    window as long or longer, its reservation as late or later, searched
-    up to the same time or sooner) finds none either: each of its
-    candidate starts was one of the other's, and its window there, cut
-    at its own later start, holds the other's window (both reservations
-    are held in the profile), needing more.  Up to :attr:`KEPT` of them,
+    window as long or longer, its reservation as late or later) finds no
+    start before the time that one searched up to either: each of its
+    candidate starts before then fell inside a step that was one of the
+    other's candidates or inside the window of one, and its window there,
+    cut at its own later start, reaches the step that held the other's
+    window back (both reservations are held in the profile).  So it
+    searches only from that time on (:meth:`searched_until`), and not at
+    all if it searches no further (:meth:`covers`).
+
+    Holds in between only take nodes, which keeps every such search
+    fruitless, and add steps, which the argument above already counts
+    with.  A release makes the profile lighter from its start on
+    (:attr:`~flux_sched_base.counts.NodeProfile.released_from`): a search
+    whose windows all end before that (at its own reservation's start) is
+    still fruitless; the others are forgotten.  Up to :attr:`KEPT` of them,
     none implied by another.  A search reads the profile's steps; on a
     short profile (fewer than :attr:`MIN_STEPS`: a short queue) it costs
     less than asking here would, and nothing is kept.
     """
 
-    KEPT = 8
+    KEPT = 16
     MIN_STEPS = 2048
 
     def __init__(self):
         self.profile = None
-        self.version = -1
+        self.releases_read = 0  # of the profile's released_from
         self.failed: list[tuple[int, float, float, float]] = []
 
-    def covers(self, profile, nodes: int, span: float, start: float, before: float):
-        """Does a search that found no earlier start cover this one?
-        *span* is the window's length (``inf`` for no limit)."""
+    def _follow(self, profile) -> None:
+        """Forget what *profile*'s releases since the last look (or another
+        profile) may have made possible."""
+        released = profile.released_from or ()
+        if profile is not self.profile:
+            self.profile, self.releases_read, self.failed = profile, len(released), []
+        elif len(released) > self.releases_read:
+            lightest = min(released[self.releases_read :])
+            self.releases_read = len(released)
+            self.failed = [entry for entry in self.failed if entry[2] <= lightest]
+
+    def searched_until(self, profile, nodes: int, span: float, start: float) -> float:
+        """The latest time before which searches that found no earlier
+        start rule out every start of this one (``-inf``: none does).
+        *span* is the window's length (``inf`` for no limit), *start* the
+        holder's reservation."""
         if len(profile.t) < self.MIN_STEPS:
-            return False
-        if profile is not self.profile or profile.version != self.version:
-            self.profile, self.version, self.failed = profile, profile.version, []
-            return False
-        return any(
-            nodes >= n and span >= d and start >= s and before <= b
-            for n, d, s, b in self.failed
-        )
+            return -INF
+        self._follow(profile)
+        for n, d, s, b in self.failed:  # the furthest searched first
+            if nodes >= n and span >= d and start >= s:
+                return b
+        return -INF
+
+    def covers(self, profile, nodes: int, span: float, start: float, before: float):
+        """Does a search that found no earlier start cover this one, which
+        searches up to *before*?"""
+        return self.searched_until(profile, nodes, span, start) >= before
 
     def add(self, nodes: int, span: float, start: float, before: float) -> None:
         """Record a search that found no earlier start (just after
-        :meth:`covers` said no for it, the profile unchanged)."""
+        :meth:`searched_until` was asked for it, the profile unchanged)."""
         if self.profile is None or len(self.profile.t) < self.MIN_STEPS:
             return
         self.failed = [
@@ -65,8 +95,8 @@ class KeptSearches:
             if not (n >= nodes and d >= span and s >= start and b <= before)
         ]
         self.failed.append((nodes, span, start, before))
-        if len(self.failed) > self.KEPT:
-            del self.failed[0]
+        self.failed.sort(key=_searched_until, reverse=True)
+        del self.failed[self.KEPT :]  # those searched the least far
 
 
 class Lightening:

@@ -482,19 +482,29 @@ class CountedPlanning:
         # of every earlier window from *start* on, so windows are searched
         # up to *start* only.
         before = min(start, last)
-        first = profile.first_free(before, nodes)
-        if first is None:
-            return True, None
         kept = self._kept_searches
         span = duration if duration > 0.0 else INF
-        if kept is not None and kept.covers(profile, nodes, span, start, before):
-            if self.check_kept_searches:
-                found = profile.earliest(
-                    nodes, window, floor=first, before=before, cap=start
-                )
-                assert found is None, f"a covered search finds {found}"
-            return True, None
-        earlier = profile.earliest(nodes, window, floor=first, before=before, cap=start)
+        floor = profile.now
+        if kept is not None:
+            known = kept.searched_until(profile, nodes, span, start)
+            if known >= before:
+                if self.check_kept_searches:
+                    found = profile.earliest(nodes, window, before=before, cap=start)
+                    assert found is None, f"a covered search finds {found}"
+                return True, None
+            if known > floor:
+                # The first candidate from then on: where a step begins.
+                t = profile.t
+                i = bisect.bisect_left(t, known)
+                floor = t[i] if i < len(t) else before
+        earlier = None
+        if floor < before:
+            earlier = profile.earliest(
+                nodes, window, floor=floor, before=before, cap=start
+            )
+        if floor != profile.now and self.check_kept_searches:
+            found = profile.earliest(nodes, window, before=before, cap=start)
+            assert found == earlier, f"searched from {floor}: {earlier}, not {found}"
         if earlier is None and kept is not None:
             kept.add(nodes, span, start, before)
         return earlier is None, earlier

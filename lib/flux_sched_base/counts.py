@@ -278,9 +278,11 @@ class NodeProfile:
         )
         return new
 
-    #: Changes made by :meth:`hold` (and so :meth:`move`) to this object:
-    #: a question answered at one version has the same answer at it.
-    version = 0
+    #: Where :meth:`hold` (and so :meth:`move`) made this object lighter:
+    #: the start of each release, in order (None: none yet).  Holds only
+    #: take nodes elsewhere, so no instant before the earliest of these
+    #: has more nodes free than when a question was answered.
+    released_from: list[float] | None = None
 
     def hold(self, start: float, end: float, nodes: int) -> None:
         """Hold *nodes* whole nodes during ``[start, end)`` (the part of it
@@ -288,7 +290,10 @@ class NodeProfile:
         start = max(start, self.now)
         if end <= start:
             return
-        self.version += 1
+        if nodes < 0:
+            if self.released_from is None:
+                self.released_from = []
+            self.released_from.append(start)
         if start == self.now:
             self.free_now -= nodes
         i = self._split(start)

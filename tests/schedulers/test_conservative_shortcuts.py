@@ -211,6 +211,71 @@ def test_a_search_that_found_nothing_covers_those_asking_more():
     assert not shipped.covers(profile, 2, 80.0, 120.0, 100.0)
 
 
+def test_a_search_that_found_nothing_rules_out_starts_up_to_where_it_searched():
+    # Two nodes busy until 60, one of them until 100: a holder of two nodes
+    # for 50 s reserved at 100 finds no earlier start before 100.  A holder
+    # asking no less that searches further starts its search at 100; a
+    # hold keeps that known, a release before the first holder's
+    # reservation forgets it, one from that reservation on does not.
+    profile = NodeProfile(0.0, 2, [])
+    profile.hold(0.0, 60.0, 2)
+    profile.hold(60.0, 100.0, 1)
+    for _ in range(40):  # steps after the reservation, far from the search
+        profile.hold(300.0 + 10 * _, 305.0 + 10 * _, 1)
+    kept = compression.KeptSearches()
+    kept.MIN_STEPS = 0
+    assert kept.searched_until(profile, 2, 50.0, 100.0) == -math.inf
+    kept.add(2, 50.0, 100.0, 100.0)
+    assert kept.searched_until(profile, 2, 50.0, 140.0) == 100.0
+    assert kept.searched_until(profile, 3, math.inf, 100.0) == 100.0
+    assert kept.searched_until(profile, 1, 50.0, 140.0) == -math.inf  # fewer
+    assert kept.searched_until(profile, 2, 40.0, 140.0) == -math.inf  # shorter
+    assert kept.searched_until(profile, 2, 50.0, 90.0) == -math.inf  # sooner
+    profile.hold(70.0, 80.0, 1)  # heavier
+    profile.hold(100.0, 400.0, -1)  # lighter, from its reservation on
+    assert kept.searched_until(profile, 2, 50.0, 140.0) == 100.0
+    profile.hold(90.0, 100.0, -1)  # lighter before its reservation
+    assert kept.searched_until(profile, 2, 50.0, 140.0) == -math.inf
+    assert profile.earliest(2, lambda t: t + 50.0, before=100.0, cap=100.0) == 90.0
+
+
+def test_a_holder_searches_only_past_what_a_kept_search_ruled_out():
+    # The first holder's search (one node for 50 s, reserved at 100) finds
+    # nothing; the second (one node for 50 s, reserved at 200) then reads
+    # no step before 100 and finds 100, as a search from now does.
+    profile = NodeProfile(0.0, 2, [])
+    profile.hold(0.0, 60.0, 2)
+    profile.hold(60.0, 100.0, 2)
+    profile.hold(100.0, 150.0, 1)
+    profile.hold(200.0, 250.0, 1)
+    planner = SimpleNamespace(window=lambda d: lambda t: t + d)
+    kept = compression.KeptSearches()
+    kept.MIN_STEPS = 0
+    scheduler = SimpleNamespace(
+        planner=planner, _kept_searches=kept, check_kept_searches=True
+    )
+    light = SimpleNamespace(span=lambda jobid: (-math.inf, math.inf))
+    keeps = counted.CountedPlanning._keeps
+    assert keeps(scheduler, profile, light, 1, (100.0, 150.0, 1), 1, 50.0) == (
+        True,
+        None,
+    )
+    read = []
+    search = profile.earliest
+
+    def earliest(*args, **kw):
+        read.append(kw.get("floor"))
+        return search(*args, **kw)
+
+    profile.earliest = earliest
+    assert keeps(scheduler, profile, light, 2, (200.0, 250.0, 1), 1, 50.0) == (
+        False,
+        100.0,
+    )
+    assert read[0] == 100.0  # then the check reads from now
+    assert read[1:] == [None]
+
+
 def _one_core_jobs(b, *jobs):
     """Submit (cores, limit or 0 for none, runtime) jobs of one-core slots."""
     from mock_broker.jobspec import make_jobspec
