@@ -185,11 +185,27 @@ class Annotations:
         if old is None or old < start:
             return -INF
         ahead = old - start
-        if ahead < self.estimate_slack:
+        if ahead == 0.0 or ahead < self.estimate_slack:
             return INF
         if not self.estimate_fraction > 0.0:
             return -INF
         return start - ahead / self.estimate_fraction - 1e-3
+
+    def standing(
+        self, jobid: int, start: float, now: float, reason_pending: str
+    ) -> float | None:
+        """:meth:`stands_until`, if the ``t_estimate`` and
+        ``reason_pending`` sent stand for *start* and *reason_pending* at
+        *now* by it (and so by :meth:`estimate_stands`, counted as that
+        counts them); None if they do not, or stand only within the
+        millisecond before that time.  One look for the two questions a
+        pass asks of a holder kept as it was."""
+        until = self.stands_until(jobid, start, reason_pending)
+        if not until > now:
+            return None
+        if until != INF:
+            self.stood_by_fraction += 1  # (stands by the share of the wait)
+        return until
 
     def get(self, jobid: int, key: str, default: Any = None) -> Any:
         """The value last sent for *key* on *jobid*, or *default*."""

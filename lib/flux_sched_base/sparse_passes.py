@@ -317,10 +317,14 @@ class SparsePasses:
         return {}
 
     def _estimate(self, job, start: float) -> None:
-        super()._estimate(job, start)
+        annotations = self.annotations
+        # The usual case, a holder kept as it was: what was sent stands.
+        due = annotations.standing(job.jobid, start, self.planner.now, REASON_RESOURCES)
+        if due is None:
+            super()._estimate(job, start)
+            due = annotations.stands_until(job.jobid, start, REASON_RESOURCES)
         # A pass that reaches only some holders reaches these when the
         # estimate sent may no longer stand (see _sparse_walk).
-        due = self.annotations.stands_until(job.jobid, start, REASON_RESOURCES)
         if due == INF:
             self._unshown.pop(job.jobid, None)
         else:
