@@ -24,7 +24,9 @@ reservation schedulers plan with the allocator) or ``--shape tasks``
 and worst rate over ``--repeat`` runs, each scheduler's ratio to the
 minimal one, and the mean process CPU seconds of a run (``cpu s``: load
 from other processes stretches the wall time the rates come from, not
-this); the machine is noisy, so compare within one run.
+this); the machine is noisy, so compare within one run.  Runs take
+turns, and each starts from a collected heap: the runs before it leave
+nothing for its garbage collections to read.
 
     python benchmarks/mock_throughput.py [--jobs 2000 20000] [--repeat 3]
         [--schedulers null minimal fifo easy conservative PATH.py]
@@ -37,6 +39,7 @@ jobs (or the output was closed early), 2 a bad argument, 130 interrupted.
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import statistics
 import time
@@ -221,6 +224,10 @@ def _rounds(args) -> None:
         queues = {}
         for _ in range(args.repeat):
             for name in args.schedulers:
+                # Every run starts from a heap without the runs before it:
+                # their brokers (cycles of objects, a transcript each) would
+                # otherwise be traversed by this run's full collections.
+                gc.collect()
                 # Process CPU time (the module runs in a thread of this
                 # process): other load on the machine stretches wall time,
                 # not this.
@@ -232,6 +239,7 @@ def _rounds(args) -> None:
                 walls[name].append(wall)
                 messages[name] = len(broker.transcript)
                 queues[name] = longest
+                del broker
         base = (
             njobs / statistics.fmean(walls["minimal"]) if "minimal" in walls else None
         )

@@ -38,6 +38,7 @@ used; 130 on Ctrl-C.  Each failure is one line on stderr.
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib.util
 import os
 import random
@@ -385,6 +386,9 @@ def _time_one(loadable, jobs, pending, args) -> tuple[Measured, float]:
     :func:`scheduler_target` gives it) and time its passes: ``(measured,
     setup seconds)``; raises what loading or a broken run raises."""
     target, module_args = loadable
+    # Without the brokers of the runs before (cycles of objects, a
+    # transcript each), which this run's full collections would traverse.
+    gc.collect()
     wall = time.perf_counter()
     broker = build(target, module_args, jobs, pending, args.whole_nodes, args.seed)
     setup = time.perf_counter() - wall
