@@ -7,9 +7,10 @@ from types import SimpleNamespace
 
 import pytest
 from flux.resource.Rv1Pool import ResourceRequest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from flux_sched_base.compression import KeptSearches
 from flux_sched_base.counts import NodeProfile, OrderedHolds, whole_nodes
 from mock_broker.jobspec import make_jobspec
 
@@ -369,3 +370,79 @@ def test_ordered_holds_place_as_earliest_then_hold(p, jobs, cap):
         floor, include_floor = max(0.0, start + move), include
     kept = holds.profile
     assert (kept.t, kept.f, kept.free_now) == (slow.t, slow.f, slow.free_now)
+
+
+_searches = st.tuples(
+    st.just("search"),
+    st.integers(1, 4),  # units
+    st.integers(1, 40),  # window length
+    st.integers(1, 70),  # its reservation's start
+    st.integers(0, 20),  # searched up to this much before that start
+)
+_holds = st.tuples(
+    st.just("hold"), st.integers(0, 60), st.integers(1, 40), st.integers(-3, 3)
+)
+
+
+@settings(max_examples=400, deadline=None, derandomize=True)
+@given(p=fragmented_profiles(), ops=st.lists(st.one_of(_searches, _holds), max_size=25))
+def test_kept_searches_rule_out_only_starts_that_do_not_fit(p, ops):
+    # Holders search in turn on one profile that holds and releases change
+    # in between; a search that finds nothing is kept.  Whatever a later
+    # holder is told its search may skip must hold no start that fits,
+    # read afresh from now, however the holds and releases since split
+    # and lightened the steps.
+    kept = KeptSearches()
+    kept.MIN_STEPS = 0
+    for op in ops:
+        if op[0] == "hold":
+            _, start, length, units = op
+            p.hold(float(start), float(start + length), units)
+            continue
+        _, units, length, start, short = op
+        start = float(start)
+        before = start - short
+        known = kept.searched_until(p, units, float(length), start)
+        if known > -INF:
+            assert (
+                p.earliest(units, lambda t, d=length: t + d, before=known, cap=start)
+                is None
+            )
+        found = p.earliest(units, lambda t, d=length: t + d, before=before, cap=start)
+        if found is None:
+            kept.add(units, float(length), start, before)
+
+
+@settings(max_examples=400, deadline=None, derandomize=True)
+@given(
+    p=fragmented_profiles(),
+    first=_searches,
+    more=st.tuples(st.integers(0, 1), st.integers(0, 5), st.integers(0, 10)),
+    # released from this long before the first holder's start (negative:
+    # after it), for this long
+    release=st.tuples(st.integers(-10, 30), st.integers(1, 40), st.integers(1, 3)),
+)
+def test_a_kept_search_is_forgotten_by_a_release_before_its_start_only(
+    p, first, more, release
+):
+    # A search that found nothing is kept; then some units are released.
+    # A holder asking no less is told how far it may skip: never past a
+    # start that fits now, and (a release from the first one's start on
+    # cannot open its windows) as far as the first one searched.
+    _, units, length, start, short = first
+    start, before = float(start), float(start - short)
+    assume(p.earliest(units, lambda t: t + length, before=before, cap=start) is None)
+    kept = KeptSearches()
+    kept.MIN_STEPS = 0
+    kept.searched_until(p, units, float(length), start)
+    kept.add(units, float(length), start, before)
+    ahead, span, freed = release
+    at = max(0.0, start - ahead)
+    p.hold(at, at + span, -freed)
+    more_units, longer, later = more
+    units, length, start = units + more_units, length + longer, start + later
+    known = kept.searched_until(p, units, float(length), start)
+    if known > -INF:
+        assert p.earliest(units, lambda t: t + length, before=known, cap=start) is None
+    if at >= start - later:
+        assert known == before
