@@ -33,6 +33,7 @@ not a multiple of ``--cores-per-node``) or a trace that cannot be read
 from __future__ import annotations
 
 import argparse
+import gc
 import time
 from pathlib import Path
 from unittest import mock
@@ -80,6 +81,7 @@ def compare(
     whole nodes its processors fill); compare with the model, in
     processors (in nodes with *whole_nodes*)."""
     path, args, policy, depth = module_of(name)
+    gc.collect()  # its replay's time without the garbage of the one before
     machine = Machine.uniform(nodes // cores_per_node, cores_per_node)
     workload = map_jobs(trace.jobs, machine, JobMapping(whole_nodes=whole_nodes))
     result, broker = replay(
