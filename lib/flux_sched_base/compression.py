@@ -34,7 +34,7 @@ class KeptSearches:
     cut at its own later start, reaches the step that held the other's
     window back (both reservations are held in the profile).  So it
     searches only from that time on (:meth:`searched_until`), and not at
-    all if it searches no further (:meth:`covers`).
+    all if it searches no further.
 
     Holds in between only take nodes, which keeps every such search
     fruitless, and add steps, which the argument above already counts
@@ -78,11 +78,6 @@ class KeptSearches:
             if nodes >= n and span >= d and start >= s:
                 return b
         return -INF
-
-    def covers(self, profile, nodes: int, span: float, start: float, before: float):
-        """Does a search that found no earlier start cover this one, which
-        searches up to *before*?"""
-        return self.searched_until(profile, nodes, span, start) >= before
 
     def add(self, nodes: int, span: float, start: float, before: float) -> None:
         """Record a search that found no earlier start (just after

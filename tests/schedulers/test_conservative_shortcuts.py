@@ -181,34 +181,40 @@ def test_a_holder_looks_for_an_earlier_start_through_its_whole_window():
     )
 
 
+def _covers(kept, profile, nodes, span, start, before) -> bool:
+    """Would a holder that searches up to *before* skip its search?"""
+    return kept.searched_until(profile, nodes, span, start) >= before
+
+
 def test_a_search_that_found_nothing_covers_those_asking_more():
     # Two nodes busy until 60, a one-node step held during [95, 100): a
     # holder of one node for 50 s reserved at 100 cannot move.  A holder
     # asking no less (more nodes, longer, reserved later, searched no
-    # further) cannot either, until the profile changes.
+    # further) cannot either, until the profile gets lighter before the
+    # first one's reservation.
     profile = NodeProfile(0.0, 2, [])
     profile.hold(0.0, 60.0, 2)
     profile.hold(60.0, 100.0, 1)
     kept = compression.KeptSearches()
     kept.MIN_STEPS = 0  # (kept only on long profiles as shipped)
-    assert not kept.covers(profile, 2, 50.0, 100.0, 100.0)
+    assert not _covers(kept, profile, 2, 50.0, 100.0, 100.0)
     assert profile.earliest(2, lambda t: t + 50.0, before=100.0, cap=100.0) is None
     kept.add(2, 50.0, 100.0, 100.0)
-    assert kept.covers(profile, 2, 80.0, 120.0, 100.0)
-    assert kept.covers(profile, 2, math.inf, 100.0, 90.0)
-    assert not kept.covers(profile, 1, 50.0, 100.0, 100.0)  # fewer nodes
-    assert not kept.covers(profile, 2, 40.0, 100.0, 100.0)  # shorter
-    assert not kept.covers(profile, 2, 50.0, 90.0, 90.0)  # reserved sooner
-    assert not kept.covers(profile, 2, 50.0, 120.0, 110.0)  # searched further
+    assert _covers(kept, profile, 2, 80.0, 120.0, 100.0)
+    assert _covers(kept, profile, 2, math.inf, 100.0, 90.0)
+    assert not _covers(kept, profile, 1, 50.0, 100.0, 100.0)  # fewer nodes
+    assert not _covers(kept, profile, 2, 40.0, 100.0, 100.0)  # shorter
+    assert not _covers(kept, profile, 2, 50.0, 90.0, 90.0)  # reserved sooner
+    assert not _covers(kept, profile, 2, 50.0, 120.0, 110.0)  # searched further
     profile.hold(60.0, 100.0, -1)  # lighter: forgotten
-    assert not kept.covers(profile, 2, 80.0, 120.0, 100.0)
+    assert not _covers(kept, profile, 2, 80.0, 120.0, 100.0)
     assert profile.earliest(2, lambda t: t + 50.0, before=100.0, cap=120.0) == 60.0
     # A profile shorter than MIN_STEPS is searched every time.
     shipped = compression.KeptSearches()
     shipped.MIN_STEPS = len(profile.t) + 1
-    shipped.covers(profile, 2, 50.0, 100.0, 100.0)
+    _covers(shipped, profile, 2, 50.0, 100.0, 100.0)
     shipped.add(2, 50.0, 100.0, 100.0)
-    assert not shipped.covers(profile, 2, 80.0, 120.0, 100.0)
+    assert not _covers(shipped, profile, 2, 80.0, 120.0, 100.0)
 
 
 def test_a_search_that_found_nothing_rules_out_starts_up_to_where_it_searched():
