@@ -88,8 +88,8 @@ def _rank_children(R: dict, machine=None) -> dict[int, tuple[frozenset, frozense
     rank_bound = core_bound = gpu_bound = None
     if machine is not None:
         rank_bound = machine.size
-        core_bound = max(g.cores for g in machine.groups)
-        gpu_bound = max(g.gpus for g in machine.groups)
+        core_bound = machine.most_cores
+        gpu_bound = machine.most_gpus
     held: dict[int, tuple[frozenset, frozenset]] = {}
     for entry in R_lite_entries(R):
         try:

@@ -42,6 +42,21 @@ class Machine:
     expiration: float = 0.0
     extra_properties: dict = field(default_factory=dict)
 
+    def __post_init__(self):
+        # Read for every allocation the referee checks: computed once.
+        groups = tuple(self.groups)
+        starts, first = [], 0
+        for group in groups:
+            starts.append((group, first))
+            first += group.count
+        object.__setattr__(self, "groups", groups)
+        object.__setattr__(self, "_starts", tuple(starts))
+        object.__setattr__(self, "_size", first)
+        object.__setattr__(
+            self, "_most_cores", max((g.cores for g in groups), default=0)
+        )
+        object.__setattr__(self, "_most_gpus", max((g.gpus for g in groups), default=0))
+
     @classmethod
     def uniform(
         cls,
@@ -57,7 +72,17 @@ class Machine:
     @property
     def size(self) -> int:
         """Number of nodes (broker ranks)."""
-        return sum(g.count for g in self.groups)
+        return self._size
+
+    @property
+    def most_cores(self) -> int:
+        """The most cores any node has."""
+        return self._most_cores
+
+    @property
+    def most_gpus(self) -> int:
+        """The most GPUs any node has."""
+        return self._most_gpus
 
     def ranks(self) -> range:
         return range(self.size)
@@ -71,11 +96,9 @@ class Machine:
                 return group
         raise IndexError(f"rank {rank} is not in this machine (size {self.size})")
 
-    def _group_starts(self):
-        first = 0
-        for group in self.groups:
-            yield group, first
-            first += group.count
+    def _group_starts(self) -> tuple[tuple[NodeGroup, int], ...]:
+        """Each group with its first rank."""
+        return self._starts
 
     def to_R(self) -> dict:
         """Return the machine as an Rv1 object."""

@@ -299,6 +299,8 @@ class JobID(int):
     @property
     def kvs(self) -> str:
         """KVS directory form, ``job.`` and the dotted hex."""
+        if 0 <= self < _U64:  # what fits a uint64_t: read once per started job
+            return _encode_cached(int(self), b"kvs")
         return self.encode("kvs")
 
     @property

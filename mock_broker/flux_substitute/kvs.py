@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 
 from mock_broker.flux_substitute import constants  # noqa: F401 (flags live there)
-from mock_broker.flux_substitute.message import COMPACT_JSON
+from mock_broker.flux_substitute.message import compact_json
 
 
 def _path_join(base: str, key: str) -> str:
@@ -29,7 +29,7 @@ class _EncodedPut:
             '{"op":"put","key":'
             + json.dumps(key)
             + ',"value":'
-            + COMPACT_JSON.encode(value)
+            + compact_json(value)
             + "}"
         )
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import errno
 import fnmatch
 import json
+import json.encoder
 import math
 
 from mock_broker.flux_substitute import constants
@@ -42,6 +43,38 @@ def msg_typestr(msg_type: int) -> str:
 #: new encoder per call, a measurable share of a replay's time.
 COMPACT_JSON = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
 
+# ``COMPACT_JSON.encode`` still builds its C encoder (and a markers dict
+# for circular references) on every call: a third of the cost of a small
+# payload.  This one is built once, without markers (a reused markers dict
+# would keep the ids of a failed call).
+_C_ENCODER = (
+    json.encoder.c_make_encoder(
+        None,
+        COMPACT_JSON.default,
+        json.encoder.encode_basestring_ascii,
+        None,
+        ":",
+        ",",
+        False,
+        False,
+        False,
+    )
+    if json.encoder.c_make_encoder is not None
+    else None
+)
+
+
+def compact_json(value) -> str:
+    """``COMPACT_JSON.encode(value)``: the same text and the same errors,
+    with less work per call."""
+    if _C_ENCODER is None:  # pragma: no cover - a Python without _json
+        return COMPACT_JSON.encode(value)
+    try:
+        return "".join(_C_ENCODER(value, 0))
+    except RecursionError:
+        # Circular or too deep: the stock encoder, with its markers, says which.
+        return COMPACT_JSON.encode(value)
+
 
 def encode_payload(payload) -> str | None:
     """Encode a payload as a broker would carry it: JSON text or None."""
@@ -51,7 +84,7 @@ def encode_payload(payload) -> str | None:
         return payload.decode()
     if isinstance(payload, str):
         return payload
-    return COMPACT_JSON.encode(payload)
+    return compact_json(payload)
 
 
 def _refuse_constant(name: str):

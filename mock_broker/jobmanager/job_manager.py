@@ -29,7 +29,7 @@ from flux.idset import IDset
 from flux.job import JobID
 from sortedcontainers import SortedList
 
-from mock_broker.flux_substitute.message import COMPACT_JSON
+from mock_broker.flux_substitute.message import compact_json
 from mock_broker.jobmanager.annotations import merge_annotations
 from mock_broker.jobmanager.housekeeping import Housekeeping
 from mock_broker.jobmanager.jobs import (
@@ -48,13 +48,13 @@ from mock_broker.jobmanager.jobs import (
     priority_from_urgency,
     ranks_of,
 )
-from mock_broker.runtime.transcript import errnum_text
+from mock_broker.runtime.transcript import Later, errnum_text
 
 
 def _alloc_payload(job: Job) -> str:
     """The JSON text of a ``sched.alloc`` request for *job*, with the
     jobspec text encoded at submission (the largest part) spliced in."""
-    head = COMPACT_JSON.encode(
+    head = compact_json(
         {
             "id": job.id,
             "priority": job.priority,
@@ -189,7 +189,7 @@ class JobManager:
         try:
             # Encoded once, as the job-manager keeps it: every alloc request
             # for the job carries this text.
-            jobspec_text = COMPACT_JSON.encode(jobspec)
+            jobspec_text = compact_json(jobspec)
         except (TypeError, ValueError) as exc:
             raise ValueError(f"jobspec cannot travel in a message: {exc}") from exc
         job = Job(
@@ -209,7 +209,9 @@ class JobManager:
         self.jobs[job.id] = job
         self._in_sched += 1
         self.broker.transcript.note(
-            "event", "job-manager", f"submit {job.f58} priority={job.priority}"
+            "event",
+            "job-manager",
+            Later("submit {0.f58} priority={1}", job, job.priority),
         )
         self._enqueue(job)
         self._recalc_pending()
@@ -659,7 +661,9 @@ class JobManager:
             self._in_sched -= 1
         job.state = CLEANUP
         job.t_end = self.broker.now
-        self.broker.transcript.note("event", "job-manager", f"{job.f58} ends: {why}")
+        self.broker.transcript.note(
+            "event", "job-manager", Later("{0.f58} ends: {1}", job, why)
+        )
         if was_running and job.has_resources:
             self.stats["completed"] += 1
             self.housekeeping.release(job)

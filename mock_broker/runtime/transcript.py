@@ -88,6 +88,21 @@ class Entry:
         return f"{stamp} #{self.seq:<6} [{self.kind}] {self.source}: {self.text}"
 
 
+class Later:
+    """Note text formatted only when the transcript is read:
+    ``fmt.format(*args)``.  A note written for every job (its f58 id at
+    submission and at its end) then costs a tuple, not an encoding."""
+
+    __slots__ = ("fmt", "args")
+
+    def __init__(self, fmt: str, *args):
+        self.fmt = fmt
+        self.args = args
+
+    def __str__(self) -> str:
+        return self.fmt.format(*self.args)
+
+
 class Transcript:
     """Append-only list of :class:`Entry`."""
 
@@ -115,12 +130,14 @@ class Transcript:
         )
         return len(self._rows) - 1
 
-    def note(self, kind: str, source: str, text: str) -> int:
+    def note(self, kind: str, source: str, text: str | Later) -> int:
         self._rows.append((self._clock.elapsed, kind, source, "", "", text, "", 0))
         return len(self._rows) - 1
 
     def entry(self, seq: int) -> Entry:
         t, kind, source, dest, topic, text, errstr, errnum = self._rows[seq]
+        if text.__class__ is not str:
+            text = str(text)
         return Entry(seq, t, kind, source, dest, topic, text, errnum, errstr)
 
     def entries(self, start: int = 0, stop: int | None = None) -> list[Entry]:

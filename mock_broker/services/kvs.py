@@ -14,7 +14,7 @@ from __future__ import annotations
 import errno
 import json
 
-from mock_broker.flux_substitute.message import COMPACT_JSON
+from mock_broker.flux_substitute.message import compact_json
 
 
 class KVSError(Exception):
@@ -37,7 +37,7 @@ def _raw_value(text: str):
 def _text(value) -> str:
     """The JSON text of a value put as JSON (validated when it came in: it
     was decoded from a message, or is the broker's own)."""
-    return COMPACT_JSON.encode(value)
+    return compact_json(value)
 
 
 class KVSService:
