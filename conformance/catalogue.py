@@ -16,7 +16,7 @@ import ast
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from conformance.clauses import SUITES, load_clauses
+from conformance.clauses import OCCASIONS, SUITES, load_clauses
 
 #: What a gallery module may declare, and the value when it does not.
 GALLERY_DEFAULTS = {"CLAUSE": None, "POLICY": "any", "ARGS": []}
@@ -73,6 +73,8 @@ def catalogue_text() -> str:
             out.append(f"    demonstrated by: {c.fault}")
             if c.policies:
                 out.append(f"    policies: {', '.join(c.policies)}")
+            if c.exercised_by:
+                out.append(f"    judged once the kit saw {OCCASIONS[c.exercised_by]}")
         out.append("")
     return "\n".join(out)
 
@@ -100,6 +102,8 @@ def catalogue_rst(gallery: Mapping[str, Sequence[str]] | None = None) -> str:
             statement = c.statement + (
                 f" (policy: {', '.join(c.policies)})" if c.policies else ""
             )
+            if c.exercised_by:
+                statement += f" Judged once the kit saw {OCCASIONS[c.exercised_by]}."
             out += [
                 f"   * - ``{c.id}``",
                 f"     - {_esc(statement)}",

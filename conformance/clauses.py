@@ -31,6 +31,22 @@ GENERIC_CLAUSES = (
     "robust.no-stray-threads",
 )
 
+#: What the referee must have seen on a probe's brokers for a clause it
+#: judges to count as exercised there (the clause's ``exercised_by``): a
+#: clause about SUCCESS responses says nothing of a module that never sent
+#: one, so no probe passes it then, and with none exercising it the clause
+#: is not applicable.
+OCCASIONS = {
+    "alloc-response": "an alloc response",
+    "annotate": "an ANNOTATE response",
+    "success": "a SUCCESS response",
+    "constrained-success": "a SUCCESS for a job with a constraint",
+    "cancel": "a sched.cancel sent for an open request",
+    "free": "a sched.free sent",
+    "t-estimate": "a sched.t_estimate annotation",
+    "start": "a job started",
+}
+
 REGISTRY_PATH = Path(__file__).resolve().parent / "clauses.yaml"
 
 
@@ -45,6 +61,9 @@ class Clause:
     fault: str
     referee: tuple[str, ...] = ()
     policies: tuple[str, ...] = ()
+    #: The :data:`OCCASIONS` key a referee clause needs seen to be judged
+    #: ("" for one judged on every probe).
+    exercised_by: str = ""
 
     def applies_to(self, policy: str) -> bool:
         """False for a policy clause of a policy other than *policy*."""
@@ -70,11 +89,19 @@ def load_clauses() -> dict[str, Clause]:
                 fault=entry["fault"],
                 referee=tuple(entry.get("referee", ())),
                 policies=tuple(entry.get("policies", ())),
+                exercised_by=entry.get("exercised_by", ""),
             )
         except (KeyError, TypeError) as exc:
             raise RegistryError(f"{REGISTRY_PATH}: bad entry {entry!r}") from exc
         if clause.suite not in SUITES:
             raise RegistryError(f"{clause.id}: unknown suite {clause.suite!r}")
+        if clause.exercised_by and (
+            clause.exercised_by not in OCCASIONS or not clause.referee
+        ):
+            raise RegistryError(
+                f"{clause.id}: exercised_by {clause.exercised_by!r} needs referee "
+                f"kinds and one of {', '.join(OCCASIONS)}"
+            )
         if clause.id in out:
             raise RegistryError(f"{clause.id}: defined twice")
         out[clause.id] = clause
@@ -94,6 +121,7 @@ def referee_clauses() -> tuple[str, ...]:
 
 __all__ = [
     "GENERIC_CLAUSES",
+    "OCCASIONS",
     "POLICIES",
     "SUITES",
     "Clause",

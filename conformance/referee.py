@@ -266,6 +266,9 @@ class Referee(BrokerObserver):
         self._requests: dict[int, ResourceRequest] = {}  # parsed jobspecs
         self._down_since: dict[int, int] = {}  # rank -> scheduler iteration
         self._instance = None  # Rv1Set of the instance, for constraints
+        #: What it has seen, by :data:`~conformance.clauses.OCCASIONS` key:
+        #: a clause about it says something only once it was seen.
+        self.seen: set[str] = set()
 
     # -- reporting -------------------------------------------------------------
 
@@ -290,6 +293,11 @@ class Referee(BrokerObserver):
                 text = f"{entry.source} responded to sched.free, which has no response"
         self.violation(kind, text)
 
+    def saw(self, occasion: str) -> bool:
+        """Whether *occasion* (an :data:`~conformance.clauses.OCCASIONS`
+        key) happened on this broker."""
+        return occasion in self.seen
+
     def kinds(self) -> list[str]:
         """The kinds of the violations found so far, in order."""
         return [v.kind for v in self.violations]
@@ -308,10 +316,12 @@ class Referee(BrokerObserver):
 
     def cancel_sent(self, job) -> None:
         if job.id in self._open:
+            self.seen.add("cancel")
             self._cancels.setdefault(job.id, len(self.broker.transcript))
 
     def alloc_response(self, jobid, kind, payload, known, pending) -> bool:
         """Check one alloc response; return False if it is not valid RFC 27."""
+        self.seen.add("alloc-response")
         f58 = _JobName(jobid)
         if kind not in (0, 1, 2, 3):
             self.violation(
@@ -324,6 +334,7 @@ class Referee(BrokerObserver):
             )
             return False
         if kind == 1:
+            self.seen.add("annotate")
             if not isinstance(payload.get("annotations"), dict):
                 self.violation(
                     "annotate-without-annotations",
@@ -353,6 +364,7 @@ class Referee(BrokerObserver):
         self._open.discard(jobid)
         self._cancels.pop(jobid, None)
         if kind == 0:
+            self.seen.add("success")
             self._check_t_estimate(f58, payload)
             return self._check_success(known, payload, pending is not None)
         return True
@@ -363,6 +375,7 @@ class Referee(BrokerObserver):
         sched = annotations.get("sched") if isinstance(annotations, dict) else None
         if not isinstance(sched, dict) or "t_estimate" not in sched:
             return
+        self.seen.add("t-estimate")
         problem = t_estimate_problem(
             sched["t_estimate"], self.broker.now, self.broker.clock.epoch
         )
@@ -480,6 +493,7 @@ class Referee(BrokerObserver):
             self.violation("R-does-not-match-request", text)
         ok = not problems
         if request.constraint:
+            self.seen.add("constrained-success")
             ok &= self._check_constraint(job, request.constraint, children)
         return ok
 
@@ -507,6 +521,7 @@ class Referee(BrokerObserver):
         return True
 
     def job_started(self, job) -> None:
+        self.seen.add("start")
         self._requests.pop(job.id, None)
         sched = (job.annotations or {}).get("sched")
         stale = [k for k in PENDING_KEYS if isinstance(sched, dict) and k in sched]
@@ -528,6 +543,7 @@ class Referee(BrokerObserver):
             self._held.setdefault(rank, {})[job.id] = held
 
     def free_sent(self, jobid: int, R: dict, final: bool) -> None:
+        self.seen.add("free")
         self._checked.pop(jobid, None)
         try:
             ranks = ranks_of(R, self.broker.machine.size)

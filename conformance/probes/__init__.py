@@ -22,8 +22,13 @@ import traceback
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from conformance.clauses import clause_for_kind, load_clauses, referee_clauses
-from conformance.findings import FAIL, Evidence, Finding, failed, passed
+from conformance.clauses import (
+    OCCASIONS,
+    clause_for_kind,
+    load_clauses,
+    referee_clauses,
+)
+from conformance.findings import FAIL, NOT_APPLICABLE, Evidence, Finding, failed, passed
 
 #: Modules that define probes; importing them fills :data:`PROBES`.
 PROBE_MODULES = (
@@ -199,10 +204,26 @@ def judge(p: Probe, ctx: ProbeContext, returned, error: BaseException | None):
             )
         return findings
     judged = {f.clause for f in findings}
+    clauses = load_clauses()
     for clause in p.judges():
-        if clause not in judged:
+        if clause in judged:
+            continue
+        occasion = clauses[clause].exercised_by
+        if clause in p.covers or not occasion or _saw(ctx.brokers, occasion):
             findings.append(passed(clause))
+        else:
+            # Nothing it is about happened here: no verdict, and a reason
+            # should no probe give one.
+            text = f"not exercised: no probe saw {OCCASIONS[occasion]}"
+            findings.append(Finding(clause, NOT_APPLICABLE, Evidence(ctx.probe, text)))
     return findings
+
+
+def _saw(brokers, occasion: str) -> bool:
+    """Whether the referee of one of *brokers* saw *occasion*."""
+    return any(
+        getattr(broker.observer, "saw", lambda _: False)(occasion) for broker in brokers
+    )
 
 
 def referee_findings(probe: str, broker, first_only: bool = False) -> list[Finding]:
