@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import errno
+import json
 
 from mock_broker_helpers import SEED
 
+from mock_broker.flux_substitute.jobid import JobID
+from mock_broker.jobspec import make_jobspec
 from mock_broker.machine import Machine
 from mock_broker.runtime.transcript import Entry, errnum_text
 
@@ -45,3 +48,25 @@ def test_an_error_response_line_and_record():
     assert entry.line().endswith("sched.alloc (response) errnum=12 (ENOMEM: no memory)")
     assert entry.to_dict()["errstr"] == "no memory"
     assert entry.to_dict()["errname"] == "ENOMEM"
+
+
+def test_job_notes_name_the_job_and_why_it_ended_when_read(make_broker):
+    # The per-job notes keep the job and are formatted when the transcript
+    # is read (transcript.Later): lines, entries and JSON read the same.
+    broker = make_broker(Machine.uniform(1, 4))
+    broker.load(SEED)
+    jobid = broker.jobs.submit(make_jobspec(slots=1, cores=1), runtime=5.0)
+    broker.jobs.set_urgency(jobid, 20)  # after the note: it keeps the value then
+    broker.run()
+    f58 = JobID(jobid).f58
+    notes = [e.text for e in broker.transcript.entries() if e.kind == "event"]
+    assert f"submit {f58} priority=16" in notes
+    ends = [t for t in notes if t.startswith(f"{f58} ends: ")]
+    assert len(ends) == 1 and "completed" in ends[0], notes
+    assert any(
+        line.endswith(f"submit {f58} priority=16") for line in broker.transcript.lines()
+    )
+    records = [json.loads(r) for r in broker.transcript.to_jsonl().splitlines()]
+    assert {"kind": "event", "text": f"submit {f58} priority=16"}.items() <= next(
+        r for r in records if r.get("text", "").startswith("submit ")
+    ).items()
