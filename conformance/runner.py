@@ -273,9 +273,13 @@ class _Lines:
             remaining = deadline - time.perf_counter()
             if remaining <= 0:
                 return _TIMEOUT
+            # Checked before every wait, not only after a quiet one: a keeper
+            # the module killed sends no report, and the worker it leaves
+            # behind beats often enough that the pipe is never quiet for long.
+            # A keeper that ended by itself wrote its report first (poll(0)).
+            if _exited(self.proc) and not self.poll.poll(0):
+                raise _ChildGone("exited")
             if not self.poll.poll(min(remaining, 0.5) * 1000):
-                if _exited(self.proc) and not self.poll.poll(0):
-                    raise _ChildGone("exited")
                 continue
             chunk = os.read(self.fd, 1 << 16)
             if not chunk:

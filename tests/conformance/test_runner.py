@@ -12,8 +12,11 @@ import os
 import re
 import select
 import signal
+import subprocess
+import sys
 import textwrap
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -606,14 +609,74 @@ def test_an_overlong_result_line_is_garbled_not_read_forever():
 
     feeder = threading.Thread(target=feed)
     feeder.start()
-    proc = type("Alive", (), {"returncode": None, "pid": os.getpid()})()
+    # A live child stands for the keeper: the reader checks that it is.
+    proc = subprocess.Popen([sys.executable, "-c", "input()"], stdin=subprocess.PIPE)
     try:
         with pytest.raises(_ChildGone) as gone:
             _Lines(r, proc).read(float("inf"))
     finally:
         os.close(r)
         feeder.join()
+        proc.communicate(b"\n")
     assert gone.value.garbled == b"x" * 200
+
+
+def _beating(w: int, stop: threading.Event) -> threading.Thread:
+    """A worker left without its keeper: a beat every 50 ms until *stop*."""
+
+    def beat():
+        while not stop.wait(0.05):
+            os.write(w, b'{"type": "beat", "id": 1}\n')
+        os.close(w)
+
+    thread = threading.Thread(target=beat)
+    thread.start()
+    return thread
+
+
+def test_a_killed_keeper_is_seen_while_its_orphaned_worker_still_beats():
+    """The keeper SIGKILLed (no exit report) and the worker beating on: the
+    reader must say the child is gone, not hand out beats until the probe's
+    deadline (the worker then reported its own callback overrun instead of
+    the attack on its parent)."""
+    from conformance.runner import _TIMEOUT, _ChildGone, _Lines
+
+    r, w = os.pipe()
+    stop = threading.Event()
+    beater = _beating(w, stop)
+    killed = type("Killed", (), {"returncode": -9, "pid": os.getpid()})()
+    lines = _Lines(r, killed)
+    beats, deadline = 0, time.perf_counter() + 5.0  # a probe's wall budget
+    try:
+        with pytest.raises(_ChildGone) as gone:
+            while lines.read(deadline) is not _TIMEOUT:
+                beats += 1
+    finally:
+        stop.set()
+        beater.join()
+        os.close(r)
+    assert gone.value.report is None and gone.value.garbled is None
+    assert beats <= 1  # at most the one already in the pipe
+
+
+def test_a_keeper_that_ended_by_itself_is_read_to_its_report():
+    """A keeper exits after writing its report: seen exited, the report
+    still pending in the pipe is what the reader gives."""
+    from conformance.runner import _ChildGone, _Lines
+
+    r, w = os.pipe()
+    os.write(w, b'{"type": "result", "id": 1}\n')
+    os.write(w, b'{"type": "exit", "status": 0, "cause": null}\n')
+    exited = type("Exited", (), {"returncode": 0, "pid": os.getpid()})()
+    lines = _Lines(r, exited)
+    try:
+        assert lines.read(time.perf_counter() + 5.0) == {"type": "result", "id": 1}
+        with pytest.raises(_ChildGone) as gone:
+            lines.read(time.perf_counter() + 5.0)
+    finally:
+        os.close(w)
+        os.close(r)
+    assert gone.value.report == {"type": "exit", "status": 0, "cause": None}
 
 
 @pytest.mark.parametrize(
