@@ -13,7 +13,9 @@ Every probe's outcome carries a verdict on each of
 :data:`~conformance.clauses.GENERIC_CLAUSES`: ``callbacks.prompt``,
 ``robust.no-hang``, ``robust.no-crash``, ``robust.memory``,
 ``robust.no-livelock`` and ``robust.no-stray-threads`` pass when the probe
-ran within every budget.  When a budget trips or the child dies, that one
+ran within every budget, and are not applicable ("not exercised") on a
+probe where the module's ``mod_main`` never ran: a module that never
+loaded has kept no budget worth certifying.  When a budget trips or the child dies, that one
 clause fails, with evidence (the stuck stack, or the tail of the child's
 log, and the exit status or signal), and the probe's other clauses get no
 verdict at all: what the probe saw was a consequence.
@@ -69,7 +71,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from conformance.clauses import GENERIC_CLAUSES
-from conformance.findings import Finding, failed, passed
+from conformance.findings import NOT_APPLICABLE, PASS, Evidence, Finding, failed, passed
 from conformance.keeper import descendants, kill_all, process_of
 
 #: Real seconds a new child may take to import the kit and say it is ready.
@@ -113,6 +115,16 @@ class ProbeOutcome:
     findings: list[Finding]
     wall: float
     stats: dict = field(default_factory=dict)
+
+
+def _unexercised(finding: Finding, probe: str) -> Finding:
+    """*finding*, or not applicable if it passes a generic clause: the
+    module's ``mod_main`` never ran in *probe*, so it kept its budgets by
+    doing nothing (a failure, at import say, stands)."""
+    if finding.clause not in GENERIC_CLAUSES or finding.verdict != PASS:
+        return finding
+    text = "not exercised: no probe ran the module's mod_main"
+    return Finding(finding.clause, NOT_APPLICABLE, Evidence(probe, text))
 
 
 class _ChildGone(Exception):
@@ -505,10 +517,13 @@ class Runner:
             return ProbeOutcome(name, findings, elapsed, dict(msg.get("stats") or {}))
         if msg.get("type") == "fatal" or msg.get("recycle"):
             self._drop(kill=False)
+        stats = dict(msg.get("stats") or {})
         if not msg.get("isolation"):
             judged = {f.clause for f in findings}
             findings += [passed(c) for c in GENERIC_CLAUSES if c not in judged]
-        return ProbeOutcome(name, findings, elapsed, dict(msg.get("stats") or {}))
+            if not (stats.get("isolation") or {}).get("started"):
+                findings = [_unexercised(f, name) for f in findings]
+        return ProbeOutcome(name, findings, elapsed, stats)
 
     def _silence(self) -> float:
         """Seconds a worker in a probe may go without a sign of life."""

@@ -185,6 +185,8 @@ class _State:
         self.callback_wall = float(request.get("callback_wall") or 5.0)
         self.dispatch_limit = (request.get("limits") or {}).get("messages_per_instant")
         self.stack, self.events, self.callbacks, self.slowest = [], [], 0, 0.0
+        #: How many times the module's mod_main was entered this probe.
+        self.started = 0
         #: Findings reported beside an event's (the referee's violations on
         #: a broker that livelocked, one per clause).
         self.beside: list[Finding] = []
@@ -210,7 +212,6 @@ STATE = _State()
 # -- evidence: where the scheduler is -------------------------------------------
 
 
-@functools.cache
 @functools.cache
 def _kit_dirs() -> tuple[str, ...]:
     # Read from the packages' search paths (``__path__``): a package's
@@ -413,6 +414,7 @@ def install_hooks() -> None:
         return thread_main(self)
 
     def _start(self):
+        STATE.started += 1
         activity = _Activity("mod_main", "until it enters its reactor", self)
         return STATE.timed(activity, start, self)
 
@@ -555,7 +557,10 @@ def _run_probe(request: dict, baseline: set) -> dict:
             findings += STATE.beside
     stats = dict(stats or {})
     stats["isolation"] = dict(
-        pid=os.getpid(), callbacks=STATE.callbacks, slowest_callback=STATE.slowest
+        pid=os.getpid(),
+        started=STATE.started,
+        callbacks=STATE.callbacks,
+        slowest_callback=STATE.slowest,
     )
     findings = [f.to_dict() for f in findings]
     isolation = cause.clause if cause is not None else None

@@ -127,3 +127,45 @@ def test_the_registry_refuses_an_unknown_or_misplaced_occasion(
     finally:
         monkeypatch.undo()
         registry.load_clauses.cache_clear()
+
+
+# -- the budget clauses: a module that never ran kept no budget --------------------
+
+
+def _outcome(module: Path, probe: str = "scenario:deny-infeasible"):
+    from conformance.runner import Budgets, Runner
+
+    budgets = Budgets(probe_wall=10.0, callback_wall=1.0, memory_mb=768)
+    with Runner(str(module), [], budgets=budgets) as runner:
+        return runner.run(probe)
+
+
+@pytest.mark.parametrize(
+    "text", ["", "x = 1\n", "def not_mod_main(h):\n    pass\n"], ids=repr
+)
+def test_budget_clauses_are_not_passed_for_a_module_whose_mod_main_never_ran(
+    tmp_path, text
+):
+    module = tmp_path / "never_ran.py"
+    module.write_text(text)
+    found = _by_clause(_outcome(module).findings)
+    for clause in registry.GENERIC_CLAUSES:
+        assert found[clause].verdict == NOT_APPLICABLE, clause
+        assert found[clause].evidence.text == (
+            "not exercised: no probe ran the module's mod_main"
+        )
+    # What the probe is about fails: the module did not load.
+    assert FAIL in {f.verdict for f in found.values()}
+
+
+def test_a_crash_at_import_still_fails_no_crash(tmp_path):
+    module = tmp_path / "exits_at_import.py"
+    module.write_text("import os\nos._exit(3)\n")
+    found = _by_clause(_outcome(module).findings)
+    assert found["robust.no-crash"].verdict == FAIL
+
+
+def test_budget_clauses_pass_once_mod_main_ran():
+    found = _by_clause(_outcome(Path(CORRECT_FIFO)).findings)
+    for clause in registry.GENERIC_CLAUSES:
+        assert found[clause].verdict == PASS, clause
