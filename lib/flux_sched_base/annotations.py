@@ -86,6 +86,10 @@ class Annotations:
         #: still does depends on the time, so the same values asked again
         #: later may be sent.
         self.stood_by_fraction = 0
+        #: The earliest time at which one of those stops standing (the
+        #: caller sets it to ``inf`` to watch from then on): until then,
+        #: the same values asked again are not sent.
+        self.fraction_until = INF
         #: How many seconds earlier than the ``t_estimate`` sent a start
         #: may be without sending it again; default :data:`ESTIMATE_SLACK`.
         self.estimate_slack = (
@@ -118,6 +122,7 @@ class Annotations:
         if now is None or not ahead < self.estimate_fraction * (start - now):
             return False
         self.stood_by_fraction += 1
+        self.fraction_until = min(self.fraction_until, self._until(start, ahead))
         return True
 
     def update(self, job, *, now: float | None = None, **values: Any) -> bool:
@@ -189,6 +194,12 @@ class Annotations:
             return INF
         if not self.estimate_fraction > 0.0:
             return -INF
+        return self._until(start, ahead)
+
+    def _until(self, start: float, ahead: float) -> float:
+        """When the share of the wait to *start* stops covering an estimate
+        *ahead* seconds later, made a millisecond early (asking again too
+        early only finds it still stands)."""
         return start - ahead / self.estimate_fraction - 1e-3
 
     def standing(
@@ -205,6 +216,7 @@ class Annotations:
             return None
         if until != INF:
             self.stood_by_fraction += 1  # (stands by the share of the wait)
+            self.fraction_until = min(self.fraction_until, until)
         return until
 
     def get(self, jobid: int, key: str, default: Any = None) -> Any:

@@ -172,9 +172,11 @@ class PlanningScheduler(KnownIds):
         self._jobs_denied = 0
         self._recent_passes: collections.deque = collections.deque(maxlen=32)
         # The event count when the last pass ran to its end with no event
-        # during it, and no t_estimate left standing by a share of the wait
-        # (see arrival_is_quiet): None while there is no such pass.
+        # during it (see arrival_is_quiet): None while there is no such
+        # pass; and until when every t_estimate it left standing by a share
+        # of the wait still stands (the same pass later may send them).
         self._settled_event: int | None = None
+        self._settled_until = math.inf
         self._skip_request = False  # the next _request_schedule is for a quiet arrival
         # With check_reuse: what the pass after a quiet arrival must leave as it is.
         self._quiet_outcome: tuple | None = None
@@ -298,7 +300,9 @@ class PlanningScheduler(KnownIds):
     def alloc(self, request, jobid, priority, userid, t_submit, jobspec):
         """Parse and queue a request; deny a malformed one (with a note
         naming what is wrong) and one that can never be satisfied."""
-        settled = self._event == self._settled_event
+        settled = (
+            self._event == self._settled_event and time.time() < self._settled_until
+        )
         self._skip_request = False  # (left over only if a handler failed)
         self._changed(arrival=True)
         self.remember(request, jobid)
@@ -355,9 +359,9 @@ class PlanningScheduler(KnownIds):
         reservation and promise as it is.  Then the arrival gets no pass.
 
         Asked only when the last pass ran to its end, no event came during
-        it or since but arrivals found quiet, and no ``t_estimate`` it left
-        stands for a different start by a share of the wait (which depends
-        on the time).  The default, False, gives every arrival a pass; a
+        it or since but arrivals found quiet, and every ``t_estimate`` it
+        left standing for a different start by a share of the wait (which
+        depends on the time) still stands at *now*.  The default, False, gives every arrival a pass; a
         policy that knows when its pass cannot change may say True then
         (with ``check_reuse``, tests run the pass anyway and fail it if it
         changes anything).
@@ -644,7 +648,7 @@ class PlanningScheduler(KnownIds):
 
     def _timed(self, gen: Iterator[None]):
         event = self._event
-        stood = self.annotations.stood_by_fraction
+        self.annotations.fraction_until = math.inf
         elapsed = 0.0
         t0 = time.perf_counter()
         self._started, self._started_in_step = 0, False
@@ -674,8 +678,8 @@ class PlanningScheduler(KnownIds):
             gen.close()
         self._passes_done += 1
         # (Ended, not cut short: no event came after its last yield.)
-        if self.annotations.stood_by_fraction == stood:
-            self._settled_event = event
+        self._settled_event = event
+        self._settled_until = self.annotations.fraction_until
         expected, self._quiet_outcome = self._quiet_outcome, None
         if expected is not None:
             assert self._outcome() == expected, (

@@ -135,3 +135,25 @@ def test_an_estimate_left_standing_by_a_share_of_the_wait_is_sent_later(
     b.jobs.submit(make_jobspec(slots=1, cores=1, duration=20_000.0))
     b.run_for(1.0)
     assert b.stats()["arrivals_without_pass"] == 1
+
+
+@pytest.mark.parametrize("check", [False, True], ids=["skipped", "checked"])
+def test_an_arrival_while_such_an_estimate_still_stands_is_quiet(monkeypatch, check):
+    # The head's 60 s earlier start stands by 1% of the wait until 4,000 s
+    # after t0 (10,000 s - 60 s / 1%).  An arrival before then finds a pass
+    # would send nothing: it gets none (checked: the pass runs and must
+    # change nothing).  One after then gets a pass, which sends it.
+    monkeypatch.setattr(PlanningScheduler, "check_reuse", check)
+    b, t0, head = head_moved_within_the_share(
+        "easy", [{"slots": 1, "cores": 1, "duration": 20_000.0}] * 2
+    )
+    b.run_for(3_000.0)  # at t0 + 3,200 s
+    b.jobs.submit(make_jobspec(slots=1, cores=1, duration=20_000.0))
+    b.run_for(1.0)
+    assert b.stats()["arrivals_without_pass"] == (0 if check else 1)
+    assert b.jobs.job(head).annotations["sched"]["t_estimate"] == t0 + 10_060.0
+    b.run_for(1_000.0)  # past t0 + 4,000 s
+    b.jobs.submit(make_jobspec(slots=1, cores=1, duration=20_000.0))
+    b.run_for(1.0)
+    assert b.stats()["arrivals_without_pass"] == (0 if check else 1)
+    assert b.jobs.job(head).annotations["sched"]["t_estimate"] == t0 + 10_000.0
