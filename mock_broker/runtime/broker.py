@@ -38,7 +38,7 @@ from mock_broker.machine import Machine  # noqa: E402
 from mock_broker.runtime.clock import EPOCH, VirtualClock  # noqa: E402
 from mock_broker.runtime.module_host import ModuleLink, ModuleLoadError, resolve  # noqa: E402
 from mock_broker.runtime.observer import BrokerObserver  # noqa: E402
-from mock_broker.runtime.transcript import Transcript  # noqa: E402
+from mock_broker.runtime.transcript import Later, Transcript  # noqa: E402
 from mock_broker.services.kvs import KVSError, KVSService  # noqa: E402
 from mock_broker.services.resource import ResourceService  # noqa: E402
 
@@ -285,7 +285,9 @@ class MockBroker:
     def module_log(self, link: ModuleLink, level: int, text: str) -> None:
         name = _LEVEL_NAMES.get(level, str(level))
         self.logs.append((self.elapsed, link.name, name, text))
-        self.transcript.note("log", link.name, f"{name}: {text}")
+        # The note shares the text with self.logs: a module that logs a lot
+        # is not charged twice for it.
+        self.transcript.note("log", link.name, Later("{}: {}", name, text))
 
     # -- messages ----------------------------------------------------------------
 

@@ -70,3 +70,38 @@ def test_job_notes_name_the_job_and_why_it_ended_when_read(make_broker):
     assert {"kind": "event", "text": f"submit {f58} priority=16"}.items() <= next(
         r for r in records if r.get("text", "").startswith("submit ")
     ).items()
+
+
+def test_a_modules_log_lines_are_kept_once(make_broker, tmp_path):
+    # A module's log line is in broker.logs and in the transcript ("log"
+    # note, read as "LEVEL: text"): the two share the text, so 2,000 lines
+    # of 1 kB cost about 2 MB of the kit's memory budget, not 4 (the
+    # module is charged for what the mock keeps).
+    import gc
+    import tracemalloc
+
+    module = tmp_path / "chatty.py"
+    module.write_text(
+        "from flux.scheduler import Scheduler\n\n\n"
+        "def mod_main(h, *args):\n"
+        "    for i in range(2000):\n"
+        "        h.log(3, f'{i:04d}' + 'x' * 1000)\n"
+        "    Scheduler(h, *args).run()\n"
+    )
+    broker = make_broker(Machine.uniform(1, 4))
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        broker.load(str(module))
+        gc.collect()
+        kept = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    logged = [e for e in broker.transcript.entries() if e.kind == "log"]
+    assert [e.text for e in logged[:2]] == [
+        "err: 0000" + "x" * 1000,
+        "err: 0001" + "x" * 1000,
+    ]
+    assert len([text for *_, text in broker.logs if text.endswith("x" * 1000)]) == 2000
+    assert kept < 2000 * 1600, f"{kept / 2000:.0f} bytes a line"
