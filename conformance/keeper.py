@@ -32,6 +32,7 @@ keeper's, inherited.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import shutil
@@ -70,6 +71,12 @@ TRAPPED = tuple(
 )
 
 
+# Bound when the kit imports this module, before any scheduler module
+# loads: the worker reads /proc after each probe, and a module that
+# replaces builtins.open or os.listdir must not make that fail.
+_open, _listdir = io.open, os.listdir
+
+
 def _prctl(option: int, value: int) -> bool:
     try:
         import ctypes
@@ -89,7 +96,7 @@ def process_of(pid: int | str) -> tuple[int, str] | None:
     """``(parent pid, state letter)`` of *pid* from ``/proc/PID/stat``, or
     None (gone, or no /proc)."""
     try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
+        with _open(f"/proc/{pid}/stat", "rb") as f:
             stat = f.read()
     except OSError:
         return None
@@ -104,7 +111,7 @@ def process_table() -> dict[int, tuple[int, str]]:
     """``{pid: (parent pid, state letter)}`` of every process in /proc
     (empty without /proc)."""
     try:
-        entries = os.listdir("/proc")
+        entries = _listdir("/proc")
     except OSError:
         return {}
     table = {}
@@ -133,7 +140,7 @@ def descendants(root: int, table: dict | None = None) -> list[int]:
 def command_of(pid: int) -> str:
     """The command line of *pid*, or ``"?"``."""
     try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
+        with _open(f"/proc/{pid}/cmdline", "rb") as f:
             raw = f.read(400)
     except OSError:
         return "?"

@@ -723,13 +723,21 @@ def test_a_garbled_result_is_described_as_one(tmp_path):
     assert "status 0" not in finding.evidence.text
 
 
-def test_a_module_that_patches_json_dumps_does_not_garble_the_results(tmp_path):
-    module = tmp_path / "patcher.py"
+def _patching_module(tmp_path, name: str, patch: str) -> Path:
+    """The gallery's correct FIFO, with *patch* (lines) run at its import."""
+    module = tmp_path / f"{name}.py"
     module.write_text(
-        f"import json, sys\nsys.path.insert(0, {str(GALLERY)!r})\n"
-        'json.dumps = lambda *a, **k: "garbage"\n'
-        "from _base import GalleryFifo\n\n"
+        f"import builtins, json, os, sys\nsys.path.insert(0, {str(GALLERY)!r})\n"
+        "from _base import GalleryFifo\n"
+        f"{patch}\n\n"
         "def mod_main(h, *args):\n    GalleryFifo(h, *args).run()\n"
+    )
+    return module
+
+
+def test_a_module_that_patches_json_dumps_does_not_garble_the_results(tmp_path):
+    module = _patching_module(
+        tmp_path, "patcher", 'json.dumps = lambda *a, **k: "garbage"'
     )
     with Runner(str(module), [], budgets=BUDGETS) as runner:
         outcome = runner.run(OTHER)
@@ -737,6 +745,21 @@ def test_a_module_that_patches_json_dumps_does_not_garble_the_results(tmp_path):
     assert outcome.stats["isolation"]["pid"]
     texts = [f.evidence.text for f in outcome.findings if f.evidence]
     assert not any("garbled" in t or "status 0" in t for t in texts), texts
+
+
+def test_a_module_that_replaces_open_and_listdir_leaves_the_worker_standing(
+    tmp_path,
+):
+    # After each probe the worker reads /proc for processes the module left;
+    # with builtins.open and os.listdir replaced at import, that read once
+    # raised in the worker, which died and got the module a crash.
+    module = _patching_module(
+        tmp_path, "unopener", "builtins.open = None\nos.listdir = None"
+    )
+    with Runner(str(module), [], budgets=BUDGETS) as runner:
+        outcome = runner.run(PROBE)
+    verdicts = _verdicts(outcome)
+    assert all(verdicts[c] == PASS for c in GENERIC_CLAUSES), outcome.findings
 
 
 def test_where_skips_pseudo_files_for_the_callers_frame(monkeypatch):
