@@ -650,6 +650,11 @@ def main(argv: list[str] | None = None) -> None:
         import flux.scheduler  # noqa: F401
     except Exception:  # noqa: BLE001, S110 - the module's load will say
         pass
+    # hypothesis (robust.random-sequences) reads the current folder when
+    # imported: a module that moves into a folder it then removes must not
+    # make the kit's own import fail.
+    import hypothesis.stateful  # noqa: F401
+    import hypothesis.strategies  # noqa: F401
     _kit_dirs()  # read before any module can replace a package it names
     install_hooks()
     trace_exits()

@@ -762,6 +762,25 @@ def test_a_module_that_replaces_open_and_listdir_leaves_the_worker_standing(
     assert all(verdicts[c] == PASS for c in GENERIC_CLAUSES), outcome.findings
 
 
+def test_a_module_that_removes_its_current_folder_leaves_the_kit_importing(
+    tmp_path,
+):
+    # hypothesis reads the current folder when imported; the random
+    # sequences probe, after another probe had loaded the module, imported
+    # it in a folder the module had removed, and failed with the kit's
+    # FileNotFoundError.
+    module = _patching_module(
+        tmp_path,
+        "homeless",
+        "import tempfile\nhere = tempfile.mkdtemp()\nos.chdir(here)\nos.rmdir(here)",
+    )
+    with Runner(str(module), [], budgets=BUDGETS, examples=2) as runner:
+        first = runner.run(PROBE)
+        outcome = runner.run("robust.random-sequences")
+    assert FAIL not in _verdicts(first).values(), first.findings
+    assert _verdicts(outcome)["robust.random-sequences"] == PASS, outcome.findings
+
+
 def test_where_skips_pseudo_files_for_the_callers_frame(monkeypatch):
     """A frame in "<frozen runpy>" is not a file in the current folder."""
     import sys
