@@ -655,6 +655,7 @@ def main(argv: list[str] | None = None) -> None:
     # make the kit's own import fail.
     import hypothesis.stateful  # noqa: F401
     import hypothesis.strategies  # noqa: F401
+
     _kit_dirs()  # read before any module can replace a package it names
     install_hooks()
     trace_exits()
