@@ -164,6 +164,15 @@ class _Progress:
         )
 
 
+class _Stopped(Exception):
+    """A check made between two reactor iterations stopped the run."""
+
+
+#: Wall seconds between the progress checks made between reactor
+#: iterations (see :meth:`_IterationTimer.watch`).
+CHECK_EVERY = 0.5
+
+
 class _IterationTimer:
     """Wall time of each reactor iteration of one module (wraps
     ``link.reactor.iterate``; the mock broker itself is not changed).
@@ -184,6 +193,8 @@ class _IterationTimer:
         self.total = 0.0
         self.max = 0.0
         self.buckets: dict[int, int] = {}  # floor(log(wall, BUCKET)) -> count
+        self._check = None
+        self._next_check = math.inf
         reactor = link.reactor
         inner = reactor.iterate
         clock = time.perf_counter
@@ -192,17 +203,33 @@ class _IterationTimer:
         def iterate():
             t0 = clock()
             try:
-                return inner()
+                result = inner()
             finally:
-                wall = clock() - t0
+                t1 = clock()
+                wall = t1 - t0
                 self.count += 1
                 self.total += wall
                 if wall > self.max:
                     self.max = wall
                 key = math.floor(math.log(wall) / log_bucket) if wall > 0.0 else None
                 self.buckets[key] = self.buckets.get(key, 0) + 1
+            if t1 >= self._next_check:
+                self._next_check = t1 + CHECK_EVERY
+                reason = self._check()
+                if reason:
+                    raise _Stopped(reason)
+            return result
 
         reactor.iterate = iterate
+
+    def watch(self, check) -> None:
+        """Call *check* (no arguments: None to go on, or why the run
+        stops) between two iterations every :data:`CHECK_EVERY` wall
+        seconds, and raise :class:`_Stopped` with its reason.  A module
+        whose pass never ends but yields keeps the broker at one virtual
+        instant, so the checks made between the broker's steps never come."""
+        self._check = check
+        self._next_check = time.perf_counter() + CHECK_EVERY
 
     def summary(self) -> dict:
         if not self.count:
@@ -256,8 +283,13 @@ def scale_completes(ctx: ProbeContext) -> list[Finding]:
     progress = _Progress(len(jobs), budget, ctx.limits.get("probe_wall"))
     step = max(60.0, (last_arrival - start) / CHECKS)
     stopped = None
+    timer.watch(lambda: progress.check(len(arrived), _done(table)))
     while True:
-        broker.run_until(broker.now + step)
+        try:
+            broker.run_until(broker.now + step)
+        except _Stopped as stop:
+            stopped = str(stop)
+            break
         pending.append(len(table.queue) + len(table.sent))
         done = _done(table)
         if done == len(jobs):

@@ -781,6 +781,29 @@ def test_a_module_that_removes_its_current_folder_leaves_the_kit_importing(
     assert _verdicts(outcome)["robust.random-sequences"] == PASS, outcome.findings
 
 
+def test_a_pass_that_never_ends_but_yields_fails_the_scale_clause_early(tmp_path):
+    # The broker never leaves the instant such a pass keeps busy, so the
+    # scale probe's checks between steps never came: the run went on to
+    # the wall budget (robust.no-hang after 300 s in the kit; its list of
+    # iteration times meanwhile failed robust.memory).  Checked between
+    # reactor iterations, the pace (no job arriving) stops it.
+    module = _module(
+        tmp_path,
+        "endless_pass",
+        """
+        def endless():
+            while True:
+                yield
+        return endless()
+        """,
+    )
+    with Runner(str(module), [], budgets=BUDGETS) as runner:
+        outcome = runner.run("scale.completes")
+    [finding] = [f for f in outcome.findings if f.verdict == FAIL]
+    assert finding.clause == "scale.completes"
+    assert "no job arrived in the last" in finding.evidence.text
+
+
 def test_where_skips_pseudo_files_for_the_callers_frame(monkeypatch):
     """A frame in "<frozen runpy>" is not a file in the current folder."""
     import sys
