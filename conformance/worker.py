@@ -400,10 +400,10 @@ def install_hooks() -> None:
                 STATE.beside = referee_findings(probe, self, first_only=True)
             raise
 
-    def _module_exited(self, link):
+    def _module_exited(self, link, *args, **kwargs):
         if isinstance(link.exit_error, MemoryError):
             _memory_event(link.exit_error, link)
-        return exited(self, link)
+        return exited(self, link, *args, **kwargs)
 
     def _link_init(self, *args, **kwargs):
         link_init(self, *args, **kwargs)

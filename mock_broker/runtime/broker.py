@@ -226,7 +226,7 @@ class MockBroker:
                 link.resume()
             if link.state != "exited":
                 raise RuntimeError(f"{link.name}: did not exit when removed")
-            self._module_exited(link)
+            self._module_exited(link, removed=True)
 
     def restart_scheduler(self, args: Iterable[str] | None = None) -> ModuleLink:
         """Unload the scheduler and load it again (hello replay follows).
@@ -263,7 +263,9 @@ class MockBroker:
             raise KeyError(f"no module {name or '(scheduler)'} is loaded")
         return link
 
-    def _module_exited(self, link: ModuleLink) -> None:
+    def _module_exited(self, link: ModuleLink, removed: bool = False) -> None:
+        """Forget *link*, which exited (*removed*: as ``flux module remove``
+        asked it to)."""
         if self.modules.get(link.name) is link:
             del self.modules[link.name]
         detail = link.exit_detail()
@@ -272,9 +274,12 @@ class MockBroker:
             self.last_exit_detail = detail
         self.transcript.note("event", link.name, f"module exited: {detail}")
         was_scheduler = self.services.get("sched") is link
-        if was_scheduler and link.exit_error is not None:
+        if was_scheduler and (link.exit_error is not None or not removed):
+            # Cleanly or not, a scheduler that stops by itself leaves the
+            # instance without scheduling.
+            how = "" if link.exit_error is not None else " (on its own: not removed)"
             self.observer.incident(
-                "module-exited", f"scheduler {link.name} exited: {detail}"
+                "module-exited", f"scheduler {link.name} exited: {detail}{how}"
             )
         for service in list(link.services):
             self.services.pop(service, None)

@@ -804,6 +804,18 @@ def test_a_pass_that_never_ends_but_yields_fails_the_scale_clause_early(tmp_path
     assert "no job arrived in the last" in finding.evidence.text
 
 
+def test_a_scheduler_that_stops_its_reactor_by_itself_fails_no_crash(tmp_path):
+    # mod_main returns cleanly once the reactor stops: no error, but the
+    # instance is left without a scheduler, as after sys.exit(0) (which
+    # already failed the clause).
+    module = _module(tmp_path, "quitter", "self.handle.reactor_stop()\nreturn\n")
+    with Runner(str(module), [], budgets=BUDGETS) as runner:
+        outcome = runner.run(PROBE)
+    failures = [f for f in outcome.findings if f.clause == "robust.no-crash"]
+    assert failures and all(f.verdict == FAIL for f in failures), outcome.findings
+    assert "exited: ok (on its own: not removed)" in failures[0].evidence.text
+
+
 def test_where_skips_pseudo_files_for_the_callers_frame(monkeypatch):
     """A frame in "<frozen runpy>" is not a file in the current folder."""
     import sys
