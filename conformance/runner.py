@@ -15,10 +15,10 @@ Every probe's outcome carries a verdict on each of
 ``robust.no-livelock`` and ``robust.no-stray-threads`` pass when the probe
 ran within every budget, and are not applicable ("not exercised") on a
 probe where the module's ``mod_main`` never ran: a module that never
-loaded has kept no budget worth certifying.  When a budget trips or the child dies, that one
-clause fails, with evidence (the stuck stack, or the tail of the child's
-log, and the exit status or signal), and the probe's other clauses get no
-verdict at all: what the probe saw was a consequence.
+loaded has kept no budget worth certifying.  When a budget trips or the
+child dies, that one clause fails, with evidence (the stuck stack, or the
+tail of the child's log, and the exit status or signal), and the probe's
+other clauses get no verdict at all: what the probe saw was a consequence.
 
 .. rubric:: Budgets (:class:`Budgets`)
 

@@ -225,11 +225,13 @@ class _IterationTimer:
     def watch(self, check) -> None:
         """Call *check* (no arguments: None to go on, or why the run
         stops) between two iterations every :data:`CHECK_EVERY` wall
-        seconds, and raise :class:`_Stopped` with its reason.  A module
-        whose pass never ends but yields keeps the broker at one virtual
-        instant, so the checks made between the broker's steps never come."""
+        seconds, and raise :class:`_Stopped` with its reason (*check*
+        None: no more checks).  A module whose pass never ends but yields
+        keeps the broker at one virtual instant, so the checks made between
+        the broker's steps never come."""
         self._check = check
-        self._next_check = time.perf_counter() + CHECK_EVERY
+        self._next_check = math.inf if check is None else time.perf_counter()
+        self._next_check += CHECK_EVERY
 
     def summary(self) -> dict:
         if not self.count:
@@ -305,6 +307,7 @@ def scale_completes(ctx: ProbeContext) -> list[Finding]:
             stopped = progress.check(len(arrived), done)
         if stopped:
             break
+    timer.watch(None)  # the run is over: asking for the stats is not part of it
     wall = time.perf_counter() - t0
     cpu = time.process_time() - cpu0
     done = _done(table)

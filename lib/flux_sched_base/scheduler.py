@@ -361,10 +361,10 @@ class PlanningScheduler(KnownIds):
         Asked only when the last pass ran to its end, no event came during
         it or since but arrivals found quiet, and every ``t_estimate`` it
         left standing for a different start by a share of the wait (which
-        depends on the time) still stands at *now*.  The default, False, gives every arrival a pass; a
-        policy that knows when its pass cannot change may say True then
-        (with ``check_reuse``, tests run the pass anyway and fail it if it
-        changes anything).
+        depends on the time) still stands at *now*.  The default, False,
+        gives every arrival a pass; a policy that knows when its pass cannot
+        change may say True then (with ``check_reuse``, tests run the pass
+        anyway and fail it if it changes anything).
         """
         return False
 
