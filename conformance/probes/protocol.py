@@ -130,9 +130,14 @@ def entry_point(ctx: ProbeContext):
     from mock_broker.runtime.module_host import ModuleLoadError, resolve
 
     try:
-        resolve(ctx.target)
+        spec = resolve(ctx.target)
     except ModuleLoadError as exc:
         return [ctx.fail("load.entry-point", f"flux module load would fail: {exc}")]
+    if not callable(spec.entry):
+        # Found by name, as flux-core finds it; calling it is what fails.
+        kind = type(spec.entry).__name__
+        text = f"flux module load would fail: mod_main is not callable (a {kind})"
+        return [ctx.fail("load.entry-point", text)]
     return []
 
 

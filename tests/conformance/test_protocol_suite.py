@@ -300,3 +300,13 @@ def test_probes_are_deterministic():
     target = str(gallery_module("alloc.R-matches-request"))
     runs = [execute("protocol:request-shapes", target)[0] for _ in range(2)]
     assert [f.to_dict() for f in runs[0]] == [f.to_dict() for f in runs[1]]
+
+
+def test_a_mod_main_that_is_not_a_function_fails_the_entry_point(tmp_path):
+    # flux-core finds mod_main by name and only fails when it calls it.
+    module = tmp_path / "not_callable.py"
+    module.write_text("mod_main = 42\n")
+    findings, _ = execute("protocol:entry-point", str(module))
+    [finding] = [f for f in findings if f.clause == "load.entry-point"]
+    assert finding.verdict == FAIL
+    assert "mod_main is not callable (a int)" in finding.evidence.text
