@@ -67,4 +67,18 @@ def failed(clause: str, probe: str, text: str, **evidence) -> Finding:
     return Finding(clause, FAIL, Evidence(probe, text, **evidence))
 
 
-__all__ = ["FAIL", "NOT_APPLICABLE", "PASS", "Evidence", "Finding", "failed", "passed"]
+def not_applicable(clause: str, probe: str, text: str) -> Finding:
+    """A finding that *clause* does not apply (or was not exercised), and why."""
+    return Finding(clause, NOT_APPLICABLE, Evidence(probe, text))
+
+
+__all__ = [
+    "FAIL",
+    "NOT_APPLICABLE",
+    "PASS",
+    "Evidence",
+    "Finding",
+    "failed",
+    "not_applicable",
+    "passed",
+]

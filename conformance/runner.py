@@ -71,7 +71,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from conformance.clauses import GENERIC_CLAUSES
-from conformance.findings import NOT_APPLICABLE, PASS, Evidence, Finding, failed, passed
+from conformance.findings import PASS, Finding, failed, not_applicable, passed
 from conformance.keeper import descendants, kill_all, process_of
 
 #: Real seconds a new child may take to import the kit and say it is ready.
@@ -124,7 +124,7 @@ def _unexercised(finding: Finding, probe: str) -> Finding:
     if finding.clause not in GENERIC_CLAUSES or finding.verdict != PASS:
         return finding
     text = "not exercised: no probe ran the module's mod_main"
-    return Finding(finding.clause, NOT_APPLICABLE, Evidence(probe, text))
+    return not_applicable(finding.clause, probe, text)
 
 
 class _ChildGone(Exception):

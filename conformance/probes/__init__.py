@@ -28,7 +28,7 @@ from conformance.clauses import (
     load_clauses,
     referee_clauses,
 )
-from conformance.findings import FAIL, NOT_APPLICABLE, Evidence, Finding, failed, passed
+from conformance.findings import FAIL, Evidence, Finding, failed, not_applicable, passed
 
 #: Modules that define probes; importing them fills :data:`PROBES`.
 PROBE_MODULES = (
@@ -215,7 +215,7 @@ def judge(p: Probe, ctx: ProbeContext, returned, error: BaseException | None):
             # Nothing it is about happened here: no verdict, and a reason
             # should no probe give one.
             text = f"not exercised: no probe saw {OCCASIONS[occasion]}"
-            findings.append(Finding(clause, NOT_APPLICABLE, Evidence(ctx.probe, text)))
+            findings.append(not_applicable(clause, ctx.probe, text))
     return findings
 
 

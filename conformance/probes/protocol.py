@@ -16,7 +16,6 @@ from __future__ import annotations
 import errno
 import json
 
-from conformance.findings import NOT_APPLICABLE, Evidence, Finding
 from conformance.probes import ProbeContext, probe
 
 #: Virtual seconds a probe waits for an answer to an rpc it sends.
@@ -24,11 +23,6 @@ ANSWER_TIMEOUT = 10.0
 
 #: The job-manager's topics for the scheduler's side of the handshake.
 HELLO, READY = "job-manager.sched-hello", "job-manager.sched-ready"
-
-
-def not_applicable(ctx: ProbeContext, clause: str, text: str) -> Finding:
-    """A finding that *clause* does not apply, and why."""
-    return Finding(clause, NOT_APPLICABLE, Evidence(ctx.probe, text))
 
 
 def load(ctx: ProbeContext, broker, extra_args=()):

@@ -20,6 +20,7 @@ import errno
 
 from flux.job import JobID
 
+from conformance.findings import not_applicable
 from conformance.probes import ProbeContext, probe
 from conformance.probes.protocol import (
     ANSWER_TIMEOUT,
@@ -28,7 +29,6 @@ from conformance.probes.protocol import (
     exit_text,
     jobspec,
     load_or_fail,
-    not_applicable,
     responses_from,
     submit,
 )
@@ -188,8 +188,8 @@ def feasibility(ctx: ProbeContext):
     if not _has_feasibility(broker, link):
         return [
             not_applicable(
-                ctx,
                 clause,
+                ctx.probe,
                 "no feasibility service is registered (feasibility is optional)",
             )
         ]

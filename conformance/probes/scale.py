@@ -230,8 +230,9 @@ class _IterationTimer:
         keeps the broker at one virtual instant, so the checks made between
         the broker's steps never come."""
         self._check = check
-        self._next_check = math.inf if check is None else time.perf_counter()
-        self._next_check += CHECK_EVERY
+        self._next_check = math.inf
+        if check is not None:
+            self._next_check = time.perf_counter() + CHECK_EVERY
 
     def summary(self) -> dict:
         if not self.count:

@@ -81,14 +81,11 @@ class Annotations:
         self._sent: dict[int, dict[str, Any]] = {}
         #: Number of ANNOTATE responses sent, for statistics.
         self.updates = 0
-        #: Number of ``t_estimate`` values not sent because the one sent
-        #: stood for them by :attr:`estimate_fraction` alone: whether it
-        #: still does depends on the time, so the same values asked again
-        #: later may be sent.
-        self.stood_by_fraction = 0
-        #: The earliest time at which one of those stops standing (the
-        #: caller sets it to ``inf`` to watch from then on): until then,
-        #: the same values asked again are not sent.
+        #: The earliest time at which a ``t_estimate`` sent that stood for
+        #: a value asked by :attr:`estimate_fraction` alone stops standing
+        #: (the caller sets it to ``inf`` to watch from then on): whether it
+        #: stands depends on the time, so the same values asked again from
+        #: then on may be sent.
         self.fraction_until = INF
         #: How many seconds earlier than the ``t_estimate`` sent a start
         #: may be without sending it again; default :data:`ESTIMATE_SLACK`.
@@ -121,7 +118,6 @@ class Annotations:
             return True
         if now is None or not ahead < self.estimate_fraction * (start - now):
             return False
-        self.stood_by_fraction += 1
         self.fraction_until = min(self.fraction_until, self._until(start, ahead))
         return True
 
@@ -207,15 +203,14 @@ class Annotations:
     ) -> float | None:
         """:meth:`stands_until`, if the ``t_estimate`` and
         ``reason_pending`` sent stand for *start* and *reason_pending* at
-        *now* by it (and so by :meth:`estimate_stands`, counted as that
-        counts them); None if they do not, or stand only within the
+        *now* by it (and so by :meth:`estimate_stands`, recorded in
+        :attr:`fraction_until` as that records them); None if they do not, or stand only within the
         millisecond before that time.  One look for the two questions a
         pass asks of a holder kept as it was."""
         until = self.stands_until(jobid, start, reason_pending)
         if not until > now:
             return None
-        if until != INF:
-            self.stood_by_fraction += 1  # (stands by the share of the wait)
+        if until != INF:  # (stands by the share of the wait)
             self.fraction_until = min(self.fraction_until, until)
         return until
 

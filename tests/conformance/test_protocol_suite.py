@@ -16,9 +16,8 @@ from pathlib import Path
 import pytest
 
 from conformance.clauses import load_clauses
-from conformance.findings import FAIL, PASS
+from conformance.findings import FAIL, NOT_APPLICABLE, PASS
 from conformance.probes import all_probes, execute, failures
-from conformance.probes.protocol import NOT_APPLICABLE
 
 ROOT = Path(__file__).resolve().parents[2]
 GALLERY = Path(__file__).parent / "gallery"

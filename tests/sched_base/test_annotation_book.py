@@ -126,29 +126,35 @@ def test_with_no_slack_and_no_share_every_move_is_sent():
     assert len(job.request.sent) == 3
 
 
-def test_standing_says_until_when_what_was_sent_stands_and_counts_it_once():
+def test_standing_says_until_when_what_was_sent_stands_and_records_it():
     # What a pass asks of a holder kept as it was, in one look: the
     # estimate and reason sent stand for this start now, and until when;
-    # standing by the share of the wait is counted as estimate_stands
-    # counts it, and nothing stands for another reason or a later start.
+    # standing by the share of the wait is recorded (fraction_until, the
+    # earliest such time) as estimate_stands records it, and nothing stands
+    # for another reason or a later start.
     book, job = Annotations(estimate_slack=1.0, estimate_fraction=0.01), FakeJob(1)
     book.update(job, now=0.0, t_estimate=10_000.0, reason_pending="r")
     assert book.standing(1, 10_000.0, 0.0, "r") == float("inf")
     assert book.standing(1, 9_999.5, 0.0, "r") == float("inf")  # the slack
-    assert book.stood_by_fraction == 0
+    assert book.fraction_until == float("inf")
     # 50 s early stands while 1% of the wait to 9,950 s covers it: until
     # 4,950 s (a millisecond early)
     until = book.standing(1, 9_950.0, 0.0, "r")
     assert until == book.stands_until(1, 9_950.0, "r")
     assert 4_949.99 < until < 4_950.0
-    assert book.stood_by_fraction == 1
+    assert book.fraction_until == until
+    book.fraction_until = float("inf")
     assert book.estimate_stands(1, 9_950.0, now=4_949.0)
+    assert book.fraction_until == until
+    # 40 s early stands until 5,960 s: the earlier time is kept.
+    assert book.estimate_stands(1, 9_960.0, now=0.0)
+    assert book.fraction_until == until
     assert book.standing(1, 9_950.0, 6_000.0, "r") is None
     assert not book.estimate_stands(1, 9_950.0, now=6_000.0)
     assert book.standing(1, 10_000.5, 0.0, "r") is None  # later
     assert book.standing(1, 10_000.0, 0.0, "other") is None
     assert book.standing(2, 10_000.0, 0.0, "r") is None
-    assert book.stood_by_fraction == 2  # (the estimate_stands at 4,949 s)
+    assert book.fraction_until == until
 
 
 def test_an_estimate_equal_to_the_one_sent_stands_without_slack_or_share():
