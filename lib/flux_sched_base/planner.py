@@ -562,18 +562,7 @@ class Planner(RankSearch):
         shape = self._one_rank_shape(request)
         if shape is None:
             return None
-        now = self.now
-        t = self._one_rank_start(
-            shape,
-            request.duration,
-            now,
-            True,
-            math.nextafter(now, INF),
-            jobid,
-            exclude_held,
-            None,
-            None,
-        )
+        t = self._one_rank_start_now(shape, request, jobid, exclude_held)
         return None if t is None else t != INF
 
     def start_now(
@@ -632,6 +621,19 @@ class Planner(RankSearch):
             if self.scratch is not None:
                 self.scratch.running_added(item, allocated_here=False)
             return R
+        # One slot of cores: the allocator's choice read from the plan,
+        # without moving the scratch copy to the window.
+        R = self._one_slot_now(jobid, request, exclude_held, considered)
+        if R is not None:
+            if self.check_one_rank:
+                self._compare_one_slot_now(jobid, request, tend, considered, R)
+            expiration = rstamp.stamp(R, duration, self.pool.expiration)
+            self._commit(jobid, R)
+            self.drop(jobid)
+            item = self.add_running(jobid, R, expiration)
+            if self.scratch is not None:
+                self.scratch.running_added(item, allocated_here=False)
+            return R
         scratch = self._scratch()
         scratch.goto(now, tend, considered)
         self.probes += 1
@@ -645,6 +647,23 @@ class Planner(RankSearch):
         item = self.add_running(jobid, R, expiration)
         scratch.running_added(item, allocated_here=True)
         return R
+
+    def _compare_one_slot_now(self, jobid, request, tend, considered, R) -> None:
+        """Fail unless the scratch copy's allocator gives *request* the
+        same cores now as :meth:`_one_slot_now` read from the plan (*R*;
+        tests: ``check_one_rank``)."""
+        scratch = self._scratch()
+        scratch.goto(self.now, tend, considered)
+        try:
+            theirs = scratch.alloc(jobid, request)
+        except InsufficientResources:
+            theirs = None
+        else:
+            scratch.unalloc(jobid)
+        assert theirs is not None and parse_ranks(theirs) == parse_ranks(R), (
+            f"job {jobid}: R read from the plan {parse_ranks(R)}, "
+            f"the allocator's {theirs and parse_ranks(theirs)}"
+        )
 
     def transfer(self, jobid: int, other: int):
         """Hand the allocation *jobid* was just given to *other* (a job with

@@ -220,6 +220,39 @@ class RankSearch(PlanBook):
             request, t, self.ranks_freed_at(t, considered), considered
         )
 
+    def _one_slot_now(self, jobid, request, exclude_held: bool, considered):
+        """The R the pool gives one slot of cores and no GPUs now, for the
+        whole window, around the reservations a question about *jobid*
+        with *exclude_held* respects (*considered*): the ranks with room
+        now, found rank by rank, and the pool's choice among them
+        (:meth:`_one_slot_on`).  None where this cannot say, or no rank
+        has room: the scratch copy answers."""
+        shape = self._one_rank_shape(request)
+        if shape is None:
+            return None
+        tied: list = []
+        t = self._one_rank_start_now(shape, request, jobid, exclude_held, tied)
+        if t is None or t == INF:
+            return None
+        return self._one_slot_on(request, self.now, tied, considered)
+
+    def _one_rank_start_now(self, shape, request, jobid, exclude_held, tied=None):
+        """:meth:`_one_rank_start` for a start now: now, ``inf`` (no rank
+        has room now for the whole window) or None (cannot say)."""
+        now = self.now
+        return self._one_rank_start(
+            shape,
+            request.duration,
+            now,
+            True,
+            math.nextafter(now, INF),
+            jobid,
+            exclude_held,
+            None,
+            None,
+            tied,
+        )
+
     def _one_slot_on(self, request, t: float, ranks, considered):
         """Where the pool puts one slot of cores and no GPUs at *t*, when
         no rank outside *ranks* has room for it there, read from the plan's

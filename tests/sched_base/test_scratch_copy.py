@@ -21,6 +21,7 @@ from planner_helpers import (  # noqa: F401 (frozen_time: an autouse fixture)
     run,
 )
 
+from flux_sched_base.planbook import parse_ranks
 from flux_sched_base.pool import Pool, Rv1SummaryPool
 from flux_sched_base.scratch import Scratch
 
@@ -252,7 +253,35 @@ def test_an_R_chosen_on_a_copy_is_logged_only_when_the_level_keeps_it(level, kep
     with mock.patch.object(
         Rv1SummaryPool, "dumps", autospec=True, side_effect=Rv1SummaryPool.dumps
     ) as dumps:
-        R = planner.start_now(3, request(pool, slots=1, cores=2, duration=100.0))
+        # Two slots: not one the plan places by itself (one slot of cores).
+        R = planner.start_now(3, request(pool, slots=2, cores=1, duration=100.0))
     assert R is not None and planner.probes == probes + 1  # chosen on the copy
     assert [line.split(":")[0] for line in log.lines] == ["alloc"] * kept
     assert dumps.call_count == kept
+
+
+def test_one_slot_started_around_a_reservation_takes_the_pools_choice_unasked():
+    """One slot of cores starting now around a reservation gets the cores
+    the allocator would give it on the copy (the roomiest rank over its
+    window, the first of those), read from the plan: the copy is not
+    asked (``check_one_rank`` asks it as well and compares)."""
+    pool, planner = make_planner(nodes=3, cores=4, pool_class=Pool)
+    run(planner, pool, 1, slots=1, cores=3, duration=1000.0)  # rank 0: 1 core left
+    held = request(pool, slots=1, cores=2, duration=100.0)
+    found = planner.earliest(2, held, floor=NOW + 50.0)
+    assert ranks_of(found[1]) == {1}
+    planner.reserve(2, found[0], found[0] + 100.0, found[1])
+    planner.check_one_rank = True
+    probes = planner.probes
+    # Rank 1 has 2 cores over the window, rank 2 all 4: rank 2.
+    R = planner.start_now(3, request(pool, slots=1, cores=2, duration=100.0))
+    assert ranks_of(R) == {2} and planner.probes == probes
+    # Rank 1 and rank 2 now tie at 2 cores: the first, rank 1, and not the
+    # reserved cores.
+    R = planner.start_now(4, request(pool, slots=1, cores=2, duration=100.0))
+    assert ranks_of(R) == {1} and planner.probes == probes
+    assert not parse_ranks(R)[1][0] & parse_ranks(found[1])[1][0]
+    R = planner.start_now(5, request(pool, slots=1, cores=2, duration=100.0))
+    assert ranks_of(R) == {2} and planner.probes == probes
+    # Nothing is left for a fourth over the window.
+    assert planner.start_now(6, request(pool, slots=1, cores=2, duration=100.0)) is None
