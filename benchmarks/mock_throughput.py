@@ -189,14 +189,20 @@ def main() -> None:
         help="cores the jobs ask for over the machine's cores (default 0.9)",
     )
     args = parser.parse_args()
-    for name in args.schedulers:
+    check_schedulers(parser, args.schedulers)
+    raise SystemExit(guarded("", lambda: report(args), prog="mock_throughput"))
+
+
+def check_schedulers(parser: argparse.ArgumentParser, names: list[str]) -> None:
+    """Fail through *parser* (status 2, the name in one line) unless every
+    one of *names* is a scheduler :func:`target` knows and its file exists."""
+    for name in names:
         try:
             path, _ = target(name)
         except ValueError as exc:
             parser.error(str(exc))
         if not os.path.isfile(path):
             parser.error(f"{name}: no such file")
-    raise SystemExit(guarded("", lambda: report(args), prog="mock_throughput"))
 
 
 def report(args) -> int:

@@ -5,6 +5,8 @@ stderr and exit status 2, before anything is timed."""
 from __future__ import annotations
 
 import os
+import select
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -84,6 +86,10 @@ def test_an_unknown_scheduler_fails_at_once(script, args, tmp_path):
         ("textbook_match.py", ["--cores-per-node", "0"], "--cores-per-node"),
         ("real_flux_schedbench.py", ["--depth", "8", "0"], "--depth"),
         ("real_flux_schedbench.py", ["--rounds", "0"], "--rounds"),
+        ("instructions.py", ["--schedulers", "minimal", "easy:2"], "easy:2"),
+        ("instructions.py", ["--jobs", "1"], "--jobs"),
+        ("instructions.py", ["--parallel", "0"], "--parallel"),
+        ("instructions.py", ["--tree", "/"], "not a checkout of this project"),
     ],
 )
 def test_a_wrong_argument_is_named_before_anything_runs(script, args, named):
@@ -151,3 +157,130 @@ def test_textbook_match_on_curie_in_whole_nodes():
     assert lines[0].endswith(": 300 jobs on 5832 x 16 cores, whole nodes")
     assert lines[2].split()[:3] == ["conservative", "300", "300"]
     assert lines[2].endswith("none")
+
+
+# -- instructions.py ------------------------------------------------------------
+
+#: Stands in for valgrind: runs the command it is given as valgrind would
+#: (cachegrind's options dropped) and writes to --log-file a count that
+#: depends on the job count the command names: 1,000,000 + 1,000 a job.
+FAKE_VALGRIND = """\
+import subprocess, sys
+args = sys.argv[1:]
+log = next(a.split("=", 1)[1] for a in args if a.startswith("--log-file="))
+first = next(i for i, a in enumerate(args) if not a.startswith("--"))
+command = args[first:]  # the program and its arguments
+out = subprocess.run(command)
+jobs = int(command[command.index("--child") + 3])
+with open(log, "w") as f:
+    f.write(f"==1== I   refs:      {1_000_000 + 1_000 * jobs:,}\\n")
+sys.exit(out.returncode)
+"""
+
+
+def _fake_valgrind(tmp_path) -> str:
+    script = tmp_path / "valgrind"
+    script.write_text(f"#!{sys.executable}\n" + FAKE_VALGRIND)
+    script.chmod(0o755)
+    return str(script)
+
+
+def test_instructions_runs_each_scheduler_twice_and_counts_a_job(tmp_path):
+    # The child runs mock_throughput's run_once for real (here without
+    # valgrind); the table is the counts' difference over the jobs.
+    out = _run(
+        "instructions.py",
+        *("--valgrind", _fake_valgrind(tmp_path), "--jobs", "11"),
+        *("--schedulers", "minimal", "easy", "--nodes", "2", "--cores", "4"),
+    )
+    assert out.returncode == 0, out.stderr
+    rows = [line.split() for line in out.stdout.splitlines()[2:]]
+    assert [row[1] for row in rows] == ["minimal", "easy"]
+    for row in rows:
+        total, startup, a_job = (float(x.replace(",", "")) for x in row[2:5])
+        assert (total, startup, a_job) == (1_011_000, 1_001_000, 1_000)
+        assert row[5:] == ["1.000x", "1.000x"]
+
+
+def test_instructions_names_the_run_that_failed(tmp_path):
+    broken = tmp_path / "broken.py"
+    broken.write_text("raise RuntimeError('no scheduler here')\n")
+    out = _run(
+        "instructions.py",
+        *("--valgrind", _fake_valgrind(tmp_path), "--jobs", "3"),
+        *("--schedulers", str(broken)),
+    )
+    assert out.returncode == 1
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1, out.stderr
+    assert lines[0].startswith("instructions: ")
+    assert "broken.py" in lines[0] and "no scheduler here" in lines[0]
+
+
+def test_instructions_without_valgrind_is_one_line(tmp_path):
+    out = _run("instructions.py", "--valgrind", str(tmp_path / "valgrind"))
+    assert out.returncode == 1
+    assert (
+        out.stderr
+        == f"instructions: {tmp_path / 'valgrind'}: not found (install valgrind)\n"
+    )
+    assert out.stdout == ""
+
+
+def test_instructions_reads_cachegrinds_count():
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        from instructions import instructions_of
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    log = "==9== Cachegrind\n==9== I   refs:      6,116,163,576\n"
+    assert instructions_of(log) == 6_116_163_576
+    with pytest.raises(ValueError, match="no 'I refs' line"):
+        instructions_of("==9== killed\n")
+
+
+def test_instructions_on_ctrl_c_stops_its_runs_and_exits_130(tmp_path):
+    # The runs are in sessions of their own (a terminal's Ctrl-C does not
+    # reach them): the script stops them itself.  Each stand-in run holds
+    # a FIFO open while it lives: its end is the FIFO's end of file.
+    fifo = tmp_path / "runs"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    slow = tmp_path / "valgrind"
+    slow.write_text(
+        f"#!{sys.executable}\n"
+        "import time\n"
+        f"held = open({str(fifo)!r}, 'w')\n"
+        "held.write('started\\n')\n"
+        "held.flush()\n"
+        "time.sleep(600)\n"
+    )
+    slow.chmod(0o755)
+    proc = subprocess.Popen(
+        [sys.executable, str(ROOT / "benchmarks" / "instructions.py")]
+        + ["--valgrind", str(slow), "--schedulers", "minimal", "--parallel", "2"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        start_new_session=True,
+        # A Python started from a background job ignores SIGINT otherwise.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    try:
+        said = b""
+        while said.count(b"started") < 2:
+            ready, _, _ = select.select([reader], [], [], 60)
+            assert ready, "the runs never started"
+            said += os.read(reader, 1024)
+        os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C: the script's group
+        _, stderr = proc.communicate(timeout=60)
+        assert proc.returncode == 130
+        assert stderr == "instructions: interrupted\n"
+        ready, _, _ = select.select([reader], [], [], 30)
+        assert ready and os.read(reader, 1024) == b"", "a run is still alive"
+    finally:
+        os.close(reader)
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
