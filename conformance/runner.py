@@ -73,6 +73,7 @@ from pathlib import Path
 from conformance.clauses import GENERIC_CLAUSES
 from conformance.findings import PASS, Finding, failed, not_applicable, passed
 from conformance.keeper import descendants, kill_all, process_of
+from conformance.worker import EXIT_PIPES_LOST
 
 #: Real seconds a new child may take to import the kit and say it is ready.
 STARTUP_TIMEOUT = 60.0
@@ -230,6 +231,13 @@ def _status(code: int | None) -> str:
         return f"it was killed by {name} (signal {-code})"
     if code == 0:
         return "it exited with status 0 before answering (sys.exit or os._exit(0))"
+    if code == EXIT_PIPES_LOST:
+        return (
+            f"it exited with exit code {code}: its pipes to the kit were closed "
+            "or replaced under it (os.close, os.closerange or os.dup2 on "
+            "descriptors the module did not open: in a real broker the "
+            "broker's own)"
+        )
     return f"it exited with exit code {code}"
 
 

@@ -26,6 +26,12 @@ the parent quotes as evidence.
   escapes it.
 * When the watchdog trips, the answer has ``"type": "fatal"`` and the
   worker ends itself with ``os._exit(70)`` (:data:`EXIT_WATCHDOG`).
+* When its request or result pipe is closed or replaced under it (the
+  module's ``os.close``, ``os.closerange`` or ``os.dup2`` on descriptors
+  it did not open; in a real broker the broker's own), the worker ends
+  itself with ``os._exit(71)`` (:data:`EXIT_PIPES_LOST`): the watchdog
+  looks at them every :data:`POLL` seconds, and a failed read or write
+  on them looks too.
 * While a probe runs, the watchdog thread sends ``{"type": "beat", "id"}``
   every :data:`BEAT` seconds: a scheduler that holds the interpreter lock
   in C code (``sum(range(10**13))``) starves that thread as well as the
@@ -82,6 +88,9 @@ from conformance.keeper import command_of, descendants, kill_all, process_table
 
 #: Exit status of a worker stopped by its own watchdog.
 EXIT_WATCHDOG = 70
+#: Exit status of a worker whose pipes to the kit were closed or replaced
+#: under it: the module closed or overwrote descriptors it did not open.
+EXIT_PIPES_LOST = 71
 #: Budget clauses :func:`~conformance.probes.execute` itself may fail.
 BUDGET_CLAUSES = ("robust.memory", "robust.no-livelock")
 #: How often the watchdog looks (seconds).
@@ -108,7 +117,7 @@ _real_exit, _real_kill = os._exit, os.kill
 _clock, _sleep = time.perf_counter, time.sleep
 # Bound before any module loads: one that patches json.dumps or os.write
 # in its process does not garble what the worker reports.
-_dumps, _write = json.dumps, os.write
+_dumps, _write, _fstat = json.dumps, os.write, os.fstat
 
 
 def _clip(text: str) -> str:
@@ -295,10 +304,40 @@ def _stuck(activity: _Activity) -> Finding:
     return STATE.fail(clause, text, activity.broker, traceback=stack)
 
 
+#: ``(descriptor, (device, inode))`` of the worker's pipes to the kit.
+_PIPES: list[tuple[int, tuple[int, int]]] = []
+
+
+def _identity(fd: int) -> tuple[int, int] | None:
+    try:
+        st = _fstat(fd)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def _keep_pipes(*fds: int | None) -> None:
+    """Remember what the worker's pipes to the kit are (see
+    :func:`_pipes_lost`)."""
+    _PIPES[:] = [(fd, _identity(fd)) for fd in fds if fd is not None]
+
+
+def _pipes_lost() -> bool:
+    """Is a pipe to the kit closed, or another file now, under its
+    descriptor?"""
+    return any(_identity(fd) != was for fd, was in _PIPES)
+
+
+def _end_if_pipes_lost() -> None:
+    if _pipes_lost():
+        _real_exit(EXIT_PIPES_LOST)
+
+
 def _watchdog(channel: _Channel) -> None:
     beat = 0.0
     while True:
         _sleep(POLL)
+        _end_if_pipes_lost()
         if STATE.probing and _clock() - beat >= BEAT:
             beat = _clock()
             try:
@@ -306,6 +345,7 @@ def _watchdog(channel: _Channel) -> None:
             except MemoryError:
                 pass  # the next one
             except OSError:
+                _end_if_pipes_lost()
                 _real_exit(EXIT_WATCHDOG)  # the parent is gone
         try:
             activity = STATE.stack[-1] if STATE.stack else None
@@ -663,13 +703,21 @@ def main(argv: list[str] | None = None) -> None:
     name = "schedkit-watchdog"
     threading.Thread(target=_watchdog, args=(channel,), name=name, daemon=True).start()
     baseline = set(threading.enumerate())
+    _keep_pipes(opts.requests_fd, opts.results_fd)
     channel.send({"type": "ready", "pid": os.getpid()})
     with os.fdopen(opts.requests_fd, "rb") as requests:
-        for line in requests:
-            request = json.loads(line)
-            if request.get("op") != "probe":
-                break
-            channel.send(run_probe(request, baseline))
+        try:
+            for line in requests:
+                request = json.loads(line)
+                if request.get("op") != "probe":
+                    break
+                channel.send(run_probe(request, baseline))
+        except OSError:
+            _end_if_pipes_lost()
+            raise
+        # The end: the kit's, or /dev/null put where the requests came.
+        _end_if_pipes_lost()
+        _PIPES.clear()  # closed on purpose from here on
     _real_exit(0)  # stray threads must not keep the worker alive
 
 

@@ -259,6 +259,44 @@ def test_a_death_is_seen_though_a_forked_process_holds_the_pipes(tmp_path):
     assert "wall budget" not in finding.evidence.text
 
 
+@pytest.mark.parametrize(
+    "tampering",
+    [
+        "os.closerange(3, 1024)",  # as daemon code does
+        "null = os.open(os.devnull, os.O_RDWR)\n"
+        "for fd in range(0, 64):\n"
+        "    if fd != null:\n"
+        "        try:\n"
+        "            os.dup2(null, fd)\n"
+        "        except OSError:\n"
+        "            pass",
+    ],
+    ids=["closed", "replaced"],
+)
+def test_a_module_that_takes_the_kits_pipes_fails_no_crash_saying_so(
+    tmp_path, tampering
+):
+    """Descriptors the module did not open are, in a real broker, the
+    broker's own; here the worker's pipes to the kit.  Closed or replaced,
+    the worker ends itself and says why (it used to say "status 0" or
+    "exit code 70", its watchdog's)."""
+    module = tmp_path / "takes_fds.py"
+    module.write_text(
+        f"import os, sys\nsys.path.insert(0, {str(GALLERY)!r})\n"
+        f"{tampering}\nfrom correct_fifo import mod_main  # noqa\n"
+    )
+    with Runner(str(module), [], budgets=BUDGETS) as runner:
+        outcome = runner.run(PROBE)
+        again = runner.run(OTHER)  # a new worker, which fails the same way
+    for result in (outcome, again):
+        [finding] = result.findings
+        assert finding.clause == "robust.no-crash" and finding.verdict == FAIL
+        assert (
+            "exit code 71: its pipes to the kit were closed or replaced"
+            in finding.evidence.text
+        )
+
+
 def test_a_recycled_child_is_replaced():
     with Runner(str(GALLERY / "stray_thread.py"), [], budgets=BUDGETS) as runner:
         first = runner.run(OTHER)
