@@ -115,9 +115,10 @@ _real_exit, _real_kill = os._exit, os.kill
 # Likewise the watchdog's clock and sleep: a module that replaces
 # time.perf_counter or time.sleep does not blind it.
 _clock, _sleep = time.perf_counter, time.sleep
-# Bound before any module loads: one that patches json.dumps or os.write
-# in its process does not garble what the worker reports.
-_dumps, _write, _fstat = json.dumps, os.write, os.fstat
+# Bound before any module loads: one that patches json.dumps, json.loads,
+# os.write or os.fstat in its process does not garble what the worker
+# reports, or the requests it reads.
+_dumps, _loads, _write, _fstat = json.dumps, json.loads, os.write, os.fstat
 
 
 def _clip(text: str) -> str:
@@ -708,7 +709,7 @@ def main(argv: list[str] | None = None) -> None:
     with os.fdopen(opts.requests_fd, "rb") as requests:
         try:
             for line in requests:
-                request = json.loads(line)
+                request = _loads(line)
                 if request.get("op") != "probe":
                     break
                 channel.send(run_probe(request, baseline))

@@ -27,6 +27,12 @@ from typing import Any
 
 from mock_broker.runtime.reactor import Reactor
 
+# Bound before any module loads: in a real broker mod_main runs on a
+# thread the broker starts in C, which a module that patches Python's
+# threading (Thread.start made a no-op, say) cannot stop.
+_Thread, _start_thread = threading.Thread, threading.Thread.start
+_current_thread = threading.current_thread
+
 
 class ModuleLoadError(Exception):
     """``flux module load`` would fail: the message names module and cause."""
@@ -208,10 +214,10 @@ class ModuleLink:
 
     def start(self) -> None:
         """Run ``mod_main`` until it enters its reactor or exits."""
-        thread = threading.Thread(
+        thread = _Thread(
             target=self._thread_main, name=f"module:{self.name}", daemon=True
         )
-        thread.start()
+        _start_thread(thread)
         self._to_broker.acquire()
 
     def _thread_main(self) -> None:
@@ -226,7 +232,7 @@ class ModuleLink:
 
     def run_reactor(self) -> int:
         """``reactor_run()``: park mod_main until the reactor is stopped."""
-        if threading.current_thread().name != f"module:{self.name}":
+        if _current_thread().name != f"module:{self.name}":
             raise OSError(errno.EDEADLK, "reactor_run() called from a callback")
         self.reactor.restart()
         self.logged_error = self.logged_traceback = ""

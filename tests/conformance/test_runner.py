@@ -785,6 +785,30 @@ def test_a_module_that_patches_json_dumps_does_not_garble_the_results(tmp_path):
     assert not any("garbled" in t or "status 0" in t for t in texts), texts
 
 
+@pytest.mark.parametrize(
+    "patch",
+    [
+        # The worker read the kit's next request (bytes) with the module's
+        # json.loads: an empty request ended it ("status 0 before
+        # answering").
+        "real = json.loads\n"
+        "json.loads = lambda s, *a, **k: {} if isinstance(s, bytes) else real(s)",
+        # The mock broker started mod_main on a threading.Thread: it never
+        # ran, and the module failed robust.no-hang at the kit's own line.
+        "import threading\nthreading.Thread.start = lambda self: None",
+    ],
+    ids=["json.loads", "Thread.start"],
+)
+def test_a_module_that_patches_what_the_kit_runs_on_is_judged_as_it_is(tmp_path, patch):
+    module = _patching_module(tmp_path, "patcher", patch)
+    with Runner(str(module), [], budgets=BUDGETS) as runner:
+        first = runner.run(PROBE)
+        second = runner.run(OTHER)  # read after the module's import
+    for outcome in (first, second):
+        verdicts = _verdicts(outcome)
+        assert all(verdicts[c] == PASS for c in GENERIC_CLAUSES), outcome.findings
+
+
 def test_a_module_that_replaces_open_and_listdir_leaves_the_worker_standing(
     tmp_path,
 ):
