@@ -183,6 +183,8 @@ class _State:
 
     def __init__(self):
         self.channel: _Channel | None = None
+        #: The resource limits watched (see :class:`_Limits`), once set.
+        self.limits: _Limits | None = None
         # The keeper (conformance.keeper) that started us, if it did.
         self.keeper = int(os.environ.pop("SCHEDKIT_KEEPER", 0) or 0)
         if self.keeper != os.getppid():
@@ -305,6 +307,52 @@ def _stuck(activity: _Activity) -> Finding:
     return STATE.fail(clause, text, activity.broker, traceback=stack)
 
 
+#: Resource limits of the worker's process (in a real broker, the
+#: broker's) that a module may change: each change goes to the log, which
+#: the evidence of a death quotes (a SIGKILL at the CPU limit, say).
+WATCHED_LIMITS = (
+    "RLIMIT_CPU",
+    "RLIMIT_AS",
+    "RLIMIT_DATA",
+    "RLIMIT_FSIZE",
+    "RLIMIT_NOFILE",
+    "RLIMIT_NPROC",
+    "RLIMIT_STACK",
+)
+
+
+class _Limits:
+    """The :data:`WATCHED_LIMITS` as the kit left them, and what changed
+    since (:meth:`changes`)."""
+
+    def __init__(self):
+        import resource
+
+        self._get, self._unlimited = resource.getrlimit, resource.RLIM_INFINITY
+        self._ids = {
+            n: getattr(resource, n) for n in WATCHED_LIMITS if hasattr(resource, n)
+        }
+        self.known = {name: self._get(rid) for name, rid in self._ids.items()}
+
+    def changes(self) -> list[str]:
+        """A log line for each limit changed since the last look."""
+        out = []
+        for name, rid in self._ids.items():
+            now = self._get(rid)
+            if now != self.known[name]:
+                out.append(
+                    f"schedkit worker: the module changed {name} (soft, hard) "
+                    f"from {self._show(self.known[name])} to {self._show(now)}: "
+                    "in a real broker, the broker's limit\n"
+                )
+                self.known[name] = now
+        return out
+
+    def _show(self, pair: tuple[int, int]) -> str:
+        shown = ("unlimited" if v == self._unlimited else str(v) for v in pair)
+        return "({}, {})".format(*shown)
+
+
 #: ``(descriptor, (device, inode))`` of the worker's pipes to the kit.
 _PIPES: list[tuple[int, tuple[int, int]]] = []
 
@@ -329,6 +377,17 @@ def _pipes_lost() -> bool:
     return any(_identity(fd) != was for fd, was in _PIPES)
 
 
+def _log_limit_changes() -> None:
+    limits = STATE.limits
+    if limits is None:
+        return
+    try:
+        for line in limits.changes():
+            _write(2, line.encode())
+    except (OSError, MemoryError):
+        pass  # the log may be gone too; the death says the rest
+
+
 def _end_if_pipes_lost() -> None:
     if _pipes_lost():
         _real_exit(EXIT_PIPES_LOST)
@@ -339,10 +398,12 @@ def _watchdog(channel: _Channel) -> None:
     while True:
         _sleep(POLL)
         _end_if_pipes_lost()
-        if STATE.probing and _clock() - beat >= BEAT:
+        if _clock() - beat >= BEAT:
             beat = _clock()
+            _log_limit_changes()
             try:
-                channel.send({"type": "beat", "id": STATE.request.get("id")})
+                if STATE.probing:
+                    channel.send({"type": "beat", "id": STATE.request.get("id")})
             except MemoryError:
                 pass  # the next one
             except OSError:
@@ -474,6 +535,7 @@ def trace_exits() -> None:
     """Log the caller of ``os._exit`` and of a fatal ``os.kill`` of ourselves."""
 
     def log_caller(what: str) -> None:
+        _log_limit_changes()  # what the module changed, before it ends
         stack = "".join(traceback.format_stack(sys._getframe(2)))
         text = f"schedkit worker: {what}, called from:\n{stack}"
         os.write(2, text.encode(errors="replace"))
@@ -701,6 +763,7 @@ def main(argv: list[str] | None = None) -> None:
     install_hooks()
     trace_exits()
     _set_memory_limit(opts.memory_mb)
+    STATE.limits = _Limits()
     name = "schedkit-watchdog"
     threading.Thread(target=_watchdog, args=(channel,), name=name, daemon=True).start()
     baseline = set(threading.enumerate())

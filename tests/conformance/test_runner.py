@@ -809,6 +809,34 @@ def test_a_module_that_patches_what_the_kit_runs_on_is_judged_as_it_is(tmp_path,
         assert all(verdicts[c] == PASS for c in GENERIC_CLAUSES), outcome.findings
 
 
+def test_a_resource_limit_the_module_changed_is_in_the_evidence_of_its_death(
+    tmp_path,
+):
+    # In a real broker the limits are the broker's: lowering RLIMIT_CPU,
+    # say, gets the broker killed.  The kit could only say "SIGKILL"; the
+    # worker now logs the change, and the death's evidence quotes the log.
+    module = _module(
+        tmp_path,
+        "limiter",
+        """
+        import resource
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (200, hard))
+        os._exit(3)
+        """,
+    )
+    with Runner(str(module), [], budgets=BUDGETS) as runner:
+        outcome = runner.run(PROBE)
+    [finding] = outcome.findings
+    assert finding.clause == "robust.no-crash" and finding.verdict == FAIL
+    assert "exit code 3" in finding.evidence.text
+    assert (
+        "the module changed RLIMIT_NOFILE (soft, hard) from ("
+        in finding.evidence.traceback
+    )
+    assert ") to (200, " in finding.evidence.traceback
+
+
 def test_a_module_that_replaces_open_and_listdir_leaves_the_worker_standing(
     tmp_path,
 ):
