@@ -235,8 +235,9 @@ def _status(code: int | None) -> str:
         return (
             f"it exited with exit code {code}: its pipes to the kit were closed "
             "or replaced under it (os.close, os.closerange or os.dup2 on "
-            "descriptors the module did not open: in a real broker the "
-            "broker's own)"
+            "descriptors the module did not open: under flux-core 0.88, which "
+            "runs a Python module in a process of its own, its connection to "
+            "the broker)"
         )
     return f"it exited with exit code {code}"
 

@@ -28,7 +28,8 @@ the parent quotes as evidence.
   worker ends itself with ``os._exit(70)`` (:data:`EXIT_WATCHDOG`).
 * When its request or result pipe is closed or replaced under it (the
   module's ``os.close``, ``os.closerange`` or ``os.dup2`` on descriptors
-  it did not open; in a real broker the broker's own), the worker ends
+  it did not open; under flux-core 0.88, which runs a Python module in a
+  process of its own, its connection to the broker), the worker ends
   itself with ``os._exit(71)`` (:data:`EXIT_PIPES_LOST`): the watchdog
   looks at them every :data:`POLL` seconds, and a failed read or write
   on them looks too.
@@ -307,9 +308,10 @@ def _stuck(activity: _Activity) -> Finding:
     return STATE.fail(clause, text, activity.broker, traceback=stack)
 
 
-#: Resource limits of the worker's process (in a real broker, the
-#: broker's) that a module may change: each change goes to the log, which
-#: the evidence of a death quotes (a SIGKILL at the CPU limit, say).
+#: Resource limits of the worker's process (under flux-core 0.88, those of
+#: the module's own process) that a module may change: each change goes to
+#: the log, which the evidence of a death quotes (a SIGKILL at the CPU
+#: limit, say).
 WATCHED_LIMITS = (
     "RLIMIT_CPU",
     "RLIMIT_AS",
@@ -343,7 +345,7 @@ class _Limits:
                 out.append(
                     f"schedkit worker: the module changed {name} (soft, hard) "
                     f"from {self._show(self.known[name])} to {self._show(now)}: "
-                    "in a real broker, the broker's limit\n"
+                    "under flux-core 0.88, its own process's limit\n"
                 )
                 self.known[name] = now
         return out

@@ -1,9 +1,13 @@
 """Load a Python scheduler module and run its ``mod_main`` as a broker would.
 
-A real broker runs each module in a thread with its own reactor.  Here the
-module's ``mod_main(h, *args)`` runs in a thread too, but in lock-step with
-the broker: exactly one of the two runs at any moment, so a run is
-deterministic.  The thread exists only to hold ``mod_main``'s stack while
+flux-core 0.88's broker runs a Python module in a process of its own
+(``flux module-python-exec``), which calls ``mod_main(h, *args)`` with a
+handle connected to the broker.  Here ``mod_main`` runs in a thread of
+the broker's process instead, in lock-step with the broker: exactly one
+of the two runs at any moment, so a run is deterministic.  (So what a
+module changes in its process, at import or after, stays for the next
+load in the same process, where a real broker starts a new one.)  The
+thread exists only to hold ``mod_main``'s stack while
 the module sits in ``reactor_run()``; the broker then dispatches the
 module's callbacks itself, on its own thread, which costs no thread switch
 per message.  When the module blocks in ``future.get()`` the broker's
@@ -27,9 +31,9 @@ from typing import Any
 
 from mock_broker.runtime.reactor import Reactor
 
-# Bound before any module loads: in a real broker mod_main runs on a
-# thread the broker starts in C, which a module that patches Python's
-# threading (Thread.start made a no-op, say) cannot stop.
+# Bound before any module loads: a real broker starts a Python module in a
+# process of its own, which a module that patches Python's threading
+# (Thread.start made a no-op, say) cannot stop.
 _Thread, _start_thread = threading.Thread, threading.Thread.start
 _current_thread = threading.current_thread
 
