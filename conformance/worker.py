@@ -709,7 +709,7 @@ def preflight(target: str, args: list[str], channel: _Channel) -> None:
     path, colon, cls = target.partition(":")
     error = None
     try:
-        _, module = _load_python_module(path)
+        _, module, _ = _load_python_module(path)
     except ModuleLoadError as exc:  # a MemoryError is robust.memory, later
         error = None if isinstance(exc.__cause__, MemoryError) else str(exc)
     else:

@@ -208,6 +208,8 @@ class MockBroker:
         self.modules[spec.name] = link
         self._last_scheduler = (spec.source, spec.name, list(args))
         self.transcript.note("event", "broker", f"module load {spec.name} {args!r}")
+        if spec.note:
+            self.transcript.note("event", "broker", spec.note)
         with self.clock.active():
             link.start()
             if link.state == "exited":

@@ -51,6 +51,14 @@ class ModuleSpec:
     source: str
     #: The module's own file: where its exceptions are located.
     file: str | None = None
+    #: What the load did otherwise than a real broker (see
+    #: :func:`_load_python_module`), for the transcript.
+    note: str | None = None
+
+
+#: The first import from each file in this process, by path: an import
+#: that fails later falls back on it (see :func:`_load_python_module`).
+_FIRST_IMPORTS: dict[str, Any] = {}
 
 
 def _at_line(exc: SyntaxError) -> str:
@@ -60,7 +68,16 @@ def _at_line(exc: SyntaxError) -> str:
 
 
 def _load_python_module(target: str):
-    """Import *target* (a ``.py`` path or a dotted name) and return it."""
+    """Import *target* (a ``.py`` path or a dotted name): ``(name, module,
+    note)``.
+
+    A file is imported afresh at each load, as flux-core 0.88 does in the
+    new process it starts for each.  Here every load shares one process,
+    so what an import changed in it stays (a metrics registry that refuses
+    a second registration, a closed descriptor, an audit hook): an import
+    that fails where one from the same file succeeded before in this
+    process gives that first module instead, and *note* says so.
+    """
     if target.endswith(".py") or os.sep in target:
         path = os.path.abspath(target)
         if not os.path.isfile(path):
@@ -85,11 +102,21 @@ def _load_python_module(target: str):
                 f"{stem}: syntax error in {path}{_at_line(exc)}: {exc.msg}"
             ) from exc
         except Exception as exc:
-            raise ModuleLoadError(
-                f"{stem}: error importing {path}: {exception_text(exc)}"
-            ) from exc
+            first = _FIRST_IMPORTS.get(path)
+            if first is None:
+                raise ModuleLoadError(
+                    f"{stem}: error importing {path}: {exception_text(exc)}"
+                ) from exc
+            note = (
+                f"module load {stem}: importing {path} again in this process "
+                f"raised {exception_text(exc)}; its first import here is loaded "
+                "instead (flux-core 0.88 imports a module in a new process at "
+                "each load)"
+            )
+            return stem, first, note
+        _FIRST_IMPORTS.setdefault(path, module)
         sys.modules[unique] = module
-        return stem, module
+        return stem, module, None
     try:
         module = importlib.import_module(target)
     except ModuleNotFoundError as exc:
@@ -102,7 +129,7 @@ def _load_python_module(target: str):
         raise ModuleLoadError(
             f"{target}: error importing: {exception_text(exc)}"
         ) from exc
-    return target.rsplit(".", 1)[-1], module
+    return target.rsplit(".", 1)[-1], module, None
 
 
 def resolve(spec: str, name: str | None = None) -> ModuleSpec:
@@ -116,7 +143,7 @@ def resolve(spec: str, name: str | None = None) -> ModuleSpec:
     target, _, cls_name = spec.partition(":")
     if ":" in spec and not cls_name:
         raise ModuleLoadError(f"{spec}: empty class name after ':'")
-    default_name, module = _load_python_module(target)
+    default_name, module, note = _load_python_module(target)
     if cls_name:
         cls = getattr(module, cls_name, None)
         if not isinstance(cls, type):
@@ -131,7 +158,7 @@ def resolve(spec: str, name: str | None = None) -> ModuleSpec:
         except ValueError as exc:
             raise ModuleLoadError(f"{default_name}: {exc}") from exc
     return ModuleSpec(
-        name or default_name, entry, spec, getattr(module, "__file__", None)
+        name or default_name, entry, spec, getattr(module, "__file__", None), note
     )
 
 

@@ -796,8 +796,14 @@ def test_a_module_that_patches_json_dumps_does_not_garble_the_results(tmp_path):
         # The mock broker started mod_main on a threading.Thread: it never
         # ran, and the module failed robust.no-hang at the kit's own line.
         "import threading\nthreading.Thread.start = lambda self: None",
+        # An import that registers something process-wide once (a metrics
+        # registry): every load after the first in the worker failed,
+        # where flux-core 0.88 imports a module in a new process each time.
+        "if getattr(sys, '_registered', False):\n"
+        "    raise ValueError('Duplicated timeseries in CollectorRegistry')\n"
+        "sys._registered = True",
     ],
-    ids=["json.loads", "Thread.start"],
+    ids=["json.loads", "Thread.start", "registry"],
 )
 def test_a_module_that_patches_what_the_kit_runs_on_is_judged_as_it_is(tmp_path, patch):
     module = _patching_module(tmp_path, "patcher", patch)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 import os
+import sys
 import textwrap
 from pathlib import Path
 
@@ -151,6 +152,49 @@ def test_import_error_names_the_module_and_exception(make_broker, tmp_path):
     assert text.startswith("needs_dep: error importing ")
     assert "ModuleNotFoundError" in text
     assert "no_such_dependency_xyz" in text
+
+
+def test_a_file_that_cannot_be_imported_twice_in_one_process_loads_again(
+    make_broker, tmp_path
+):
+    """flux-core 0.88 imports a module in a new process at each load; here
+    loads share one, so an import that changed the process (a registry that
+    refuses a second registration) would fail every load after the first.
+    Such a load gets the first import, and the transcript says so."""
+    flag = f"_schedkit_test_registered_{id(tmp_path)}"
+    path = write(
+        tmp_path,
+        "registers.py",
+        f"""
+        import sys
+        if getattr(sys, {flag!r}, False):
+            raise ValueError("Duplicated timeseries in CollectorRegistry")
+        setattr(sys, {flag!r}, True)
+        from seed_minimal import mod_main
+        """,
+    )
+    sys.path.insert(0, str(Path(SEED).parent))
+    try:
+        b = make_broker(Machine.uniform(2, 4), seed=1)
+        b.load(path)
+        b.restart_scheduler()
+        assert b.scheduler.running
+        notes = [e.text for e in b.transcript.entries() if "again" in e.text]
+        assert notes == [
+            f"module load registers: importing {path} again in this process "
+            "raised ValueError: Duplicated timeseries in CollectorRegistry; its "
+            "first import here is loaded instead (flux-core 0.88 imports a "
+            "module in a new process at each load)"
+        ]
+        job = b.jobs.submit(whole_nodes(1))
+        b.run_for(1.0)
+        assert b.jobs.job(job).state == "RUN"
+        # A file that never imported is still refused.
+        other = write(tmp_path, "never.py", "raise ValueError('never')\n")
+        assert load_error(make_broker(), other).startswith("never: error importing")
+    finally:
+        sys.path.remove(str(Path(SEED).parent))
+        delattr(sys, flag)
 
 
 def test_an_import_error_whose_str_raises_is_still_one_line(make_broker, tmp_path):
