@@ -143,6 +143,12 @@ def report(args) -> int:
         say("", f"{args.valgrind}: not found (install valgrind)", prog="instructions")
         return EXIT_FAILED
     trees = [ROOT, *args.tree]
+    # A module file named by a relative path is the same file in every tree
+    # (each run starts in its tree).
+    args.schedulers = [
+        os.path.abspath(name) if name.endswith(".py") else name
+        for name in args.schedulers
+    ]
     runs = [
         (tree, name, njobs)
         for tree in trees

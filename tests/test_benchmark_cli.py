@@ -202,6 +202,24 @@ def test_instructions_runs_each_scheduler_twice_and_counts_a_job(tmp_path):
         assert row[5:] == ["1.000x", "1.000x"]
 
 
+def test_instructions_finds_a_module_named_by_a_relative_path_in_every_tree(
+    tmp_path,
+):
+    # Each run starts in its tree: the path is the same file for all.
+    other = tmp_path / "other-tree"
+    other.mkdir()
+    (other / "benchmarks").symlink_to(ROOT / "benchmarks")
+    relative = "tests/mock_broker/schedulers/seed_minimal.py"
+    out = _run(
+        "instructions.py",
+        *("--valgrind", _fake_valgrind(tmp_path), "--jobs", "3"),
+        *("--schedulers", relative, "--tree", str(other), "--nodes", "2"),
+    )
+    assert out.returncode == 0, out.stderr
+    rows = [line.split() for line in out.stdout.splitlines()[2:]]
+    assert [row[1] for row in rows] == ["seed_minimal.py"] * 2
+
+
 def test_instructions_names_the_run_that_failed(tmp_path):
     broken = tmp_path / "broken.py"
     broken.write_text("raise RuntimeError('no scheduler here')\n")
