@@ -602,12 +602,10 @@ class Planner(RankSearch):
         ):
             return None
         considered = self._considered(jobid, exclude_held)
-        blocking = (
-            []
-            if ignore_reservations
-            else [r for r in self.reservations_overlapping(now, tend) if considered(r)]
+        blocked = not ignore_reservations and any(
+            considered(r) for r in self.reservations_overlapping(now, tend)
         )
-        if not blocking:
+        if not blocked:
             try:
                 R = self.pool.alloc(jobid, request)
             except InsufficientResources:
@@ -624,46 +622,38 @@ class Planner(RankSearch):
         # One slot of cores: the allocator's choice read from the plan,
         # without moving the scratch copy to the window.
         R = self._one_slot_now(jobid, request, exclude_held, considered)
-        if R is not None:
-            if self.check_one_rank:
-                self._compare_one_slot_now(jobid, request, tend, considered, R)
-            expiration = rstamp.stamp(R, duration, self.pool.expiration)
-            self._commit(jobid, R)
-            self.drop(jobid)
-            item = self.add_running(jobid, R, expiration)
-            if self.scratch is not None:
-                self.scratch.running_added(item, allocated_here=False)
-            return R
-        scratch = self._scratch()
-        scratch.goto(now, tend, considered)
-        self.probes += 1
-        try:
-            R = scratch.alloc(jobid, request)
-        except InsufficientResources:
-            return None
+        allocated_here = R is None
+        if R is None:
+            self.probes += 1
+            R = self._alloc_on_copy(jobid, request, tend, considered)
+            if R is None:
+                return None
+        elif self.check_one_rank:
+            theirs = self._alloc_on_copy(jobid, request, tend, considered)
+            if theirs is not None:
+                self.scratch.unalloc(jobid)
+            assert theirs is not None and parse_ranks(theirs) == parse_ranks(R), (
+                f"job {jobid}: R read from the plan {parse_ranks(R)}, "
+                f"the allocator's {theirs and parse_ranks(theirs)}"
+            )
         expiration = rstamp.stamp(R, duration, self.pool.expiration)
         self._commit(jobid, R)
         self.drop(jobid)
         item = self.add_running(jobid, R, expiration)
-        scratch.running_added(item, allocated_here=True)
+        if self.scratch is not None:
+            self.scratch.running_added(item, allocated_here)
         return R
 
-    def _compare_one_slot_now(self, jobid, request, tend, considered, R) -> None:
-        """Fail unless the scratch copy's allocator gives *request* the
-        same cores now as :meth:`_one_slot_now` read from the plan (*R*;
-        tests: ``check_one_rank``)."""
+    def _alloc_on_copy(self, jobid, request, tend: float, considered):
+        """The scratch copy's allocator's R for *request* now, until *tend*,
+        around the reservations *considered* respects (held in the copy
+        until freed or committed), or None."""
         scratch = self._scratch()
         scratch.goto(self.now, tend, considered)
         try:
-            theirs = scratch.alloc(jobid, request)
+            return scratch.alloc(jobid, request)
         except InsufficientResources:
-            theirs = None
-        else:
-            scratch.unalloc(jobid)
-        assert theirs is not None and parse_ranks(theirs) == parse_ranks(R), (
-            f"job {jobid}: R read from the plan {parse_ranks(R)}, "
-            f"the allocator's {theirs and parse_ranks(theirs)}"
-        )
+            return None
 
     def transfer(self, jobid: int, other: int):
         """Hand the allocation *jobid* was just given to *other* (a job with
