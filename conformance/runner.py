@@ -37,6 +37,12 @@ other clauses get no verdict at all: what the probe saw was a consequence.
     wall budget does (``robust.no-hang``, the stacks, SIGKILL).
 ``messages_per_instant``
     Messages from modules at one virtual instant (``robust.no-livelock``).
+``iterations_per_instant``
+    Reactor iterations of one module at one virtual instant
+    (``robust.no-livelock``): a pass that yields without end while
+    nothing else happens, or a timer due again at once that sends
+    nothing, keeps the clock from moving without a message.  The
+    reference schedulers and flux-core's take at most about a hundred.
 ``memory_mb``
     The child's address-space limit, ``RLIMIT_AS`` (``robust.memory``).
 ``log_mb``
@@ -102,6 +108,7 @@ class Budgets:
     probe_wall: float | None = None  # None: each Probe's own .budget (seconds)
     callback_wall: float = 5.0
     messages_per_instant: int = 100_000
+    iterations_per_instant: int = 100_000
     memory_mb: int = 4096  # the kit itself needs some 100-200 MiB of it
     log_mb: int = 64
 
@@ -490,7 +497,10 @@ class Runner:
             "policy": self.policy,
             "seed": self.seed,
             "examples": self.examples,
-            "limits": {"messages_per_instant": self.budgets.messages_per_instant},
+            "limits": {
+                "messages_per_instant": self.budgets.messages_per_instant,
+                "iterations_per_instant": self.budgets.iterations_per_instant,
+            },
             "callback_wall": self.budgets.callback_wall,
             "memory_mb": self.budgets.memory_mb,
         }

@@ -61,7 +61,8 @@ every module load and ``mod_main`` phase (``robust.no-hang``) against
 stack and the scheduler's own file and line, and the worker exits.  The
 ``messages_per_instant`` limit also bounds the callbacks of one reactor
 iteration, which catches a zero-delay timer re-armed from its own callback
-(it never yields to the broker).  ``--memory-mb`` is ``RLIMIT_AS``.  A
+(it never yields to the broker); the broker itself bounds the reactor
+iterations of one module at one instant (``iterations_per_instant``).  ``--memory-mb`` is ``RLIMIT_AS``.  A
 thread the scheduler leaves running fails ``robust.no-stray-threads``.
 
 SIGINT is ignored: the parent handles Ctrl-C and kills the worker.  On

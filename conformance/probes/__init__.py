@@ -114,6 +114,17 @@ def all_probes() -> dict[str, Probe]:
     return PROBES
 
 
+def apply_limits(broker, limits: dict) -> None:
+    """Apply the kit's per-instant budgets in *limits*
+    (``messages_per_instant``, ``iterations_per_instant``) to *broker*."""
+    messages = limits.get("messages_per_instant")
+    if messages:
+        broker.max_messages_per_instant = messages
+    iterations = limits.get("iterations_per_instant")
+    if iterations:
+        broker.max_iterations_per_instant = iterations
+
+
 @dataclass
 class ProbeContext:
     """What a probe needs: the scheduler under test and helpers.
@@ -126,7 +137,8 @@ class ProbeContext:
         policy: the declared policy.
         seed: seeds every random choice of the probe.
         examples: how many random examples a randomized probe tries.
-        limits: budgets the brokers enforce (``messages_per_instant``).
+        limits: budgets the brokers enforce (``messages_per_instant``,
+            ``iterations_per_instant``).
     """
 
     probe: str
@@ -153,9 +165,7 @@ class ProbeContext:
 
         if not isinstance(broker.observer, Referee):
             Referee.attach(broker)
-        limit = self.limits.get("messages_per_instant")
-        if limit:
-            broker.max_messages_per_instant = limit
+        apply_limits(broker, self.limits)
         self.brokers.append(broker)
         return broker
 

@@ -34,7 +34,7 @@ import functools
 from dataclasses import dataclass
 
 from conformance.findings import Finding
-from conformance.probes import ProbeContext
+from conformance.probes import ProbeContext, apply_limits
 from conformance.probes.sequence_checks import (
     SequenceFailure,
     describe,
@@ -175,9 +175,7 @@ def build_machine_class(ctx: ProbeContext, record: dict):
             else:
                 broker = MockBroker(machine, seed=ctx.seed)
                 Referee.attach(broker)
-                limit = ctx.limits.get("messages_per_instant")
-                if limit:
-                    broker.max_messages_per_instant = limit
+                apply_limits(broker, ctx.limits)
             self.broker = broker
             self.link = ctx.load(broker, ["queue-depth=2"] if limited else [])
             broker.run_until_quiet()

@@ -65,9 +65,11 @@ class BrokerStalled(RuntimeError):
 
 
 class BrokerLivelock(BrokerStalled):
-    """More than ``max_messages_per_instant`` messages came from modules
-    without the virtual clock moving: the modules and the broker answer
-    each other forever at one instant."""
+    """More than ``max_messages_per_instant`` messages came from modules,
+    or more than ``max_iterations_per_instant`` reactor iterations of one
+    module ran, without the virtual clock moving: the modules and the
+    broker answer each other forever at one instant, or a module keeps its
+    reactor busy (a pass that yields without end) and time never comes."""
 
 
 def _unpack_problem(msg: Message) -> str | None:
@@ -131,6 +133,12 @@ class MockBroker:
         #: modules at one virtual instant (None: no limit).
         self.max_messages_per_instant: int | None = None
         self._instant = (self.clock.now, 0)
+        #: Stop with :class:`BrokerLivelock` after this many reactor
+        #: iterations of one module at one virtual instant (None: no
+        #: limit): a pass that yields without end, or a timer that is due
+        #: again at once, keeps the clock from moving without a message.
+        self.max_iterations_per_instant: int | None = None
+        self._iterations: dict[str, tuple[float, int]] = {}
         #: The traceback of the last module that exited with an error.
         self.last_exit_traceback = ""
         #: Why it exited, with the module's file and line where it raised.
@@ -488,6 +496,8 @@ class MockBroker:
         if modules:
             for link in list(self.modules.values()):
                 if link.state == "reactor" and link.reactor.busy():
+                    if self.max_iterations_per_instant is not None:
+                        self._count_iteration(link)
                     link.reactor.iterate()
                     progressed = True
                     if link.reactor.stop_reason is not None:
@@ -497,6 +507,23 @@ class MockBroker:
             if not progressed:
                 progressed = self._instant_ends()
         return progressed
+
+    def _count_iteration(self, link: ModuleLink) -> None:
+        """Count an iteration of *link*'s reactor at this instant; raise
+        :class:`BrokerLivelock` past ``max_iterations_per_instant``."""
+        now = self.clock.now
+        when, count = self._iterations.get(link.name, (now, 0))
+        count = count + 1 if when == now else 1
+        limit = self.max_iterations_per_instant
+        if limit is not None and count > limit:
+            self._iterations.pop(link.name, None)
+            raise BrokerLivelock(
+                f"{limit} reactor iterations of {link.name} at "
+                f"t={self.elapsed:.3f} without the clock moving (limit {limit}), "
+                f"busy with {link.reactor.busy_with()}: a real broker would "
+                "spin a core on it until some other event came"
+            )
+        self._iterations[link.name] = (now, count)
 
     def _instant_ends(self) -> bool:
         """Run what waits for the end of the instant (see

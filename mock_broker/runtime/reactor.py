@@ -20,6 +20,7 @@ waking up.
 from __future__ import annotations
 
 import heapq
+import inspect
 import itertools
 from collections import deque
 from collections.abc import Callable
@@ -126,6 +127,36 @@ class Reactor:
             return True
         when = self.next_timer_time()
         return when is not None and when <= self.clock.now
+
+    def busy_with(self) -> str:
+        """What keeps this reactor busy without the clock moving, for the
+        evidence of a livelock: its kinds of ready work, and where a pass
+        suspended in a generator (one an idle or check watcher's owner
+        holds) stands."""
+        kinds = [
+            kind
+            for kind, ready in (
+                ("idle watchers", self._idle),
+                ("messages", self._inbox),
+                ("calls", self._calls),
+            )
+            if ready
+        ]
+        when = self.next_timer_time()
+        if when is not None and when <= self.clock.now:
+            kinds.append("due timers")
+        text = ", ".join(kinds) or "nothing"
+        for watcher in [*self._idle.values(), *self._check.values()]:
+            owner = getattr(getattr(watcher, "callback", None), "__self__", None)
+            for value in list(getattr(owner, "__dict__", {}).values()):
+                frame = getattr(value, "gi_frame", None)
+                if inspect.isgenerator(value) and frame is not None:
+                    code = frame.f_code
+                    return (
+                        f"{text}; a pass suspended at {code.co_filename}:"
+                        f"{frame.f_lineno} in {code.co_name}"
+                    )
+        return text
 
     # -- one iteration --------------------------------------------------
 

@@ -8,6 +8,7 @@ wall times.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import os
 import re
 import select
@@ -867,23 +868,37 @@ def test_a_module_that_removes_its_current_folder_leaves_the_kit_importing(
     assert _verdicts(outcome)["robust.random-sequences"] == PASS, outcome.findings
 
 
-def test_a_pass_that_never_ends_but_yields_fails_the_scale_clause_early(tmp_path):
-    # The broker never leaves the instant such a pass keeps busy, so the
-    # scale probe's checks between steps never came: the run went on to
-    # the wall budget (robust.no-hang after 300 s in the kit; its list of
-    # iteration times meanwhile failed robust.memory).  Checked between
-    # reactor iterations, the pace (no job arriving) stops it.
-    module = _module(
-        tmp_path,
-        "endless_pass",
-        """
-        def endless():
-            while True:
-                yield
-        return endless()
-        """,
-    )
+_ENDLESS_PASS = """
+    def endless():
+        while True:
+            yield
+    return endless()
+    """
+
+
+def test_a_pass_that_never_ends_but_yields_fails_no_livelock_at_its_line(tmp_path):
+    # The broker never leaves the instant such a pass keeps busy: every
+    # probe ran to its wall budget (robust.no-hang, 6 minutes for the kit
+    # on a module that waits in its pass for room).  The reactor
+    # iterations of one module at one instant are a budget now.
+    module = _module(tmp_path, "endless_pass", _ENDLESS_PASS)
     with Runner(str(module), [], budgets=BUDGETS) as runner:
+        outcome = runner.run("scale.completes")
+    [finding] = [f for f in outcome.findings if f.verdict == FAIL]
+    assert finding.clause == "robust.no-livelock"
+    text = finding.evidence.text
+    assert f"{BUDGETS.iterations_per_instant} reactor iterations of" in text
+    assert f"a pass suspended at {module}:" in text
+    assert "in endless" in text
+
+
+def test_a_pass_that_never_ends_but_yields_fails_the_scale_clause_early(tmp_path):
+    # Where the iterations at one instant are not bounded (a budget set
+    # high), the scale probe's checks between steps stop it: the pace (no
+    # job arriving), not the wall budget.
+    module = _module(tmp_path, "endless_pass", _ENDLESS_PASS)
+    budgets = dataclasses.replace(BUDGETS, iterations_per_instant=10**12)
+    with Runner(str(module), [], budgets=budgets) as runner:
         outcome = runner.run("scale.completes")
     [finding] = [f for f in outcome.findings if f.verdict == FAIL]
     assert finding.clause == "scale.completes"

@@ -6,14 +6,20 @@ from __future__ import annotations
 import random
 import re
 import time
+from pathlib import Path
 
 import pytest
 from mock_broker_helpers import SEED, elapsed, messages, sched, whole_nodes
 
 from mock_broker.machine import Machine
 from mock_broker.runtime import clock as clock_module
-from mock_broker.runtime.broker import BrokerStalled
+from mock_broker.runtime.broker import BrokerLivelock, BrokerStalled
 from mock_broker.runtime.clock import EPOCH, MONOTONIC_BASE
+
+#: The conformance gallery's pass that waits in itself for room.
+WAITING_PASS = (
+    Path(__file__).parents[1] / "conformance" / "gallery" / "livelock_yielding_pass.py"
+)
 
 PROBE_LINE = re.compile(r"schedule time=(\S+) monotonic=(\S+) random=(\S+)")
 
@@ -229,3 +235,55 @@ def test_run_raises_when_work_never_ends(make_broker, tmp_path):
     with pytest.raises(BrokerStalled, match="still busy after 20.0 virtual seconds"):
         b.run(limit=20.0)
     assert b.elapsed == 20.0
+
+
+def test_a_pass_that_waits_in_itself_trips_the_iterations_budget(make_broker):
+    # The conformance gallery's module for robust.no-livelock: when the
+    # head does not fit, its pass yields and tries again.
+    path = WAITING_PASS
+    b = make_broker(Machine.uniform(1, 4))
+    b.max_iterations_per_instant = 500
+    b.load(str(path))
+    first = b.jobs.submit(whole_nodes(1), runtime=30)
+    b.run_for(10.0)  # one pass at t=0, the clock free to move after it
+    assert b.jobs.job(first).state == "RUN" and b.elapsed == 10.0
+    b.jobs.submit(whole_nodes(1), runtime=30)
+    with pytest.raises(BrokerLivelock) as caught:
+        b.run_steps(1000)  # (without the limit: 1,000 steps at t=10)
+    assert b.elapsed == 10.0  # the clock never reached the first job's end
+    line = 1 + next(
+        i
+        for i, text in enumerate(path.read_text().splitlines())
+        if text.strip().startswith("yield  # the fault")
+    )
+    assert str(caught.value) == (
+        "500 reactor iterations of livelock_yielding_pass at t=10.000 without "
+        "the clock moving (limit 500), busy with idle watchers; a pass "
+        f"suspended at {path}:{line} in schedule: a real broker would spin a "
+        "core on it until some other event came"
+    )
+
+
+def test_iterations_are_counted_per_instant_and_only_under_a_limit(make_broker):
+    # The generator example yields once a job started: ten jobs at each of
+    # three instants stay within a limit of 20 iterations an instant, the
+    # thirty at one instant do not; without a limit nothing is counted.
+    def run(limit, instants):
+        b = make_broker(Machine.uniform(64, 4))
+        b.max_iterations_per_instant = limit
+        b.load(sched("seed_generator.py"))
+        for at in instants:
+            b.run_until(EPOCH + at)
+            for _ in range(30 // len(instants)):
+                b.jobs.submit(whole_nodes(1), runtime=30)
+        b.run()
+        return b
+
+    spread = run(20, (0.0, 5.0, 9.0))
+    assert spread.stats()["sched_yields"] == 30
+    unlimited = run(None, (0.0,))
+    assert unlimited.stats()["sched_yields"] == 30 and not unlimited._iterations
+    with pytest.raises(
+        BrokerLivelock, match="^20 reactor iterations of seed_generator"
+    ):
+        run(20, (0.0,))
