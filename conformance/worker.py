@@ -62,8 +62,12 @@ stack and the scheduler's own file and line, and the worker exits.  The
 ``messages_per_instant`` limit also bounds the callbacks of one reactor
 iteration, which catches a zero-delay timer re-armed from its own callback
 (it never yields to the broker); the broker itself bounds the reactor
-iterations of one module at one instant (``iterations_per_instant``).  ``--memory-mb`` is ``RLIMIT_AS``.  A
-thread the scheduler leaves running fails ``robust.no-stray-threads``.
+iterations of one module at one instant (``iterations_per_instant``).
+``--memory-mb`` is ``RLIMIT_AS``.  After the probe, the thread pools the
+module left are shut down, as the exit of its own process does under
+flux-core 0.88; a thread of the module still running then fails
+``robust.no-stray-threads`` unless it is a daemon (which ends with that
+process: the worker is replaced instead).
 
 SIGINT is ignored: the parent handles Ctrl-C and kills the worker.  On
 SIGUSR1 (a probe over its wall budget) and on fatal signals,
@@ -530,6 +534,9 @@ def install_hooks() -> None:
     Reactor._invoke, Reactor.iterate = _invoke, _iterate
     MockBroker.load, MockBroker._step = _load, _step
     MockBroker._module_exited = _module_exited
+    # mod_main on a thread that is no daemon, as on a real module's main
+    # thread: the threads it starts are then no daemons either.
+    ModuleLink.thread_daemon = False
     ModuleLink.__init__, ModuleLink._thread_main = _link_init, _thread_main
     ModuleLink.start, ModuleLink.resume = _start, _resume
 
@@ -558,25 +565,67 @@ def trace_exits() -> None:
 # -- one probe ---------------------------------------------------------------------------
 
 
-def _stray_threads(baseline: set) -> Finding | None:
-    """A failure naming the live threads the kit did not start, if any."""
+def _end_idle_executors(baseline: set) -> None:
+    """Shut down the thread pools (``ThreadPoolExecutor``) whose workers
+    the module left, as the interpreter's exit does in the module's own
+    process under flux-core 0.88: an idle worker then ends, a busy one
+    ends after its task.  The pool is found from its worker's frame."""
+    pools = sys.modules.get("concurrent.futures.thread")
+    if pools is None:
+        return
+    frames = sys._current_frames()
+    for t in list(pools._threads_queues.keys()):
+        if t in baseline or not t.is_alive():
+            continue
+        frame = frames.get(t.ident)
+        while frame is not None and frame.f_code is not pools._worker.__code__:
+            frame = frame.f_back
+        if frame is None:
+            continue
+        reference = frame.f_locals.get("executor_reference")
+        executor = reference() if callable(reference) else None
+        if isinstance(executor, pools.ThreadPoolExecutor):
+            try:
+                # The standard method, whatever a subclass made of it.
+                pools.ThreadPoolExecutor.shutdown(executor, wait=False)
+            except Exception:  # noqa: BLE001 - its workers are judged as left
+                pass
+
+
+def _stray_threads(baseline: set) -> tuple[Finding | None, bool]:
+    """A failure naming the live threads the kit did not start that would
+    keep the module's process from exiting (not daemons), if any; and
+    whether daemon threads of the module are still running (the worker is
+    then replaced: in flux-core 0.88 they end with the module's process).
+    """
+    _end_idle_executors(baseline)
     deadline = _clock() + THREAD_GRACE
-    strays = []
+    strays, daemons = [], False
     for t in threading.enumerate():
         if t not in baseline:
             t.join(max(0.0, deadline - _clock()))  # a module finishing
             if t.is_alive():
-                strays.append(t)
+                if t.daemon:
+                    daemons = True
+                else:
+                    strays.append(t)
     if not strays:
-        return None
+        return None, daemons
     names, stacks = [], []
     for t in strays:
         frame, stack = _stack_of(t.ident)
         names.append(f"{t.name!r} (at {_where(frame)})")
         stacks.append(f"Thread {t.name!r} (daemon={t.daemon}):\n{stack}")
-    text = f"{len(strays)} thread(s) of the module still running after the probe: "
+    text = (
+        f"{len(strays)} thread(s) of the module still running after the probe, "
+        "not daemons (in flux-core 0.88 the module's process waits for them at "
+        "exit, and never ends): "
+    )
     tb = _clip("\n".join(stacks))
-    return STATE.fail("robust.no-stray-threads", text + ", ".join(names), traceback=tb)
+    finding = STATE.fail(
+        "robust.no-stray-threads", text + ", ".join(names), traceback=tb
+    )
+    return finding, daemons
 
 
 def _stray_processes() -> Finding | None:
@@ -652,8 +701,9 @@ def _run_probe(request: dict, baseline: set) -> dict:
     # What the hooks saw came first; then what ended the probe; then threads.
     budget = [f for f in findings if f.verdict == FAIL and f.clause in BUDGET_CLAUSES]
     cause = next(iter(STATE.events + escaped + budget), None)
+    daemons = False
     if cause is None:
-        cause = _stray_threads(baseline)
+        cause, daemons = _stray_threads(baseline)
     processes = _stray_processes()  # always killed; reported if nothing else
     if cause is None:
         cause = processes
@@ -671,7 +721,8 @@ def _run_probe(request: dict, baseline: set) -> dict:
     findings = [f.to_dict() for f in findings]
     isolation = cause.clause if cause is not None else None
     answer = dict(type="result", id=request.get("id"), findings=findings, stats=stats)
-    return dict(answer, isolation=isolation, recycle=isolation is not None)
+    recycle = isolation is not None or daemons
+    return dict(answer, isolation=isolation, recycle=recycle)
 
 
 # -- the process ----------------------------------------------------------------------------

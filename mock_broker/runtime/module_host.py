@@ -241,12 +241,22 @@ class ModuleLink:
         self._to_broker = threading.Semaphore(0)
         self.handle = Flux(link=self)
 
+    #: Whether the thread that runs ``mod_main`` is a daemon; the threads
+    #: the module starts inherit it.  flux-core 0.88 calls ``mod_main`` on
+    #: the main thread of the module's own process (not a daemon), whose
+    #: exit then waits for them; a host that never waits for its threads
+    #: at exit (the conformance worker ends with ``os._exit``) sets False
+    #: to judge them as a real broker would.
+    thread_daemon = True
+
     # -- lock-step thread handling ----------------------------------------
 
     def start(self) -> None:
         """Run ``mod_main`` until it enters its reactor or exits."""
         thread = _Thread(
-            target=self._thread_main, name=f"module:{self.name}", daemon=True
+            target=self._thread_main,
+            name=f"module:{self.name}",
+            daemon=self.thread_daemon,
         )
         _start_thread(thread)
         self._to_broker.acquire()

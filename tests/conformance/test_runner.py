@@ -306,6 +306,57 @@ def test_a_recycled_child_is_replaced():
     assert first.stats["isolation"]["pid"] != second.stats["isolation"]["pid"]
 
 
+# Threads a module may leave, judged as flux-core 0.88's process per module
+# judges them: its exit shuts down the thread pools, ends the daemons and
+# waits for every other thread.
+_POOL = """
+import concurrent.futures, threading
+pool = getattr(self, "pool", None)
+if pool is None:
+    pool = self.pool = concurrent.futures.ThreadPoolExecutor(2, "matcher")
+pool.submit(len, self._queue).result()
+"""
+
+
+def test_a_thread_pool_the_module_left_idle_is_no_stray(tmp_path):
+    # Its workers are no daemons: a stray until 2026-12-07, which failed
+    # every probe and left its clauses without a verdict.
+    module = _module(tmp_path, "pooled", _POOL)
+    with Runner(str(module), [], budgets=BUDGETS) as runner:
+        outcome = runner.run(PROBE)
+    assert _verdicts(outcome)["robust.no-stray-threads"] == PASS
+    assert FAIL not in _verdicts(outcome).values()
+
+
+def test_a_thread_pool_busy_for_ever_is_a_stray(tmp_path):
+    body = _POOL + "pool.submit(threading.Event().wait)\n"
+    module = _module(tmp_path, "pool_busy", body)
+    with Runner(str(module), [], budgets=BUDGETS) as runner:
+        outcome = runner.run(PROBE)
+    [finding] = outcome.findings
+    assert finding.clause == "robust.no-stray-threads"
+    assert "not daemons" in finding.evidence.text
+    assert "'matcher_" in finding.evidence.text
+
+
+def test_a_daemon_thread_is_no_stray_and_its_worker_is_replaced(tmp_path):
+    body = """
+    import threading
+    if not getattr(self, "helper", None):
+        self.helper = threading.Thread(
+            target=threading.Event().wait, name="exporter", daemon=True
+        )
+        self.helper.start()
+    """
+    module = _module(tmp_path, "exporter", body)
+    with Runner(str(module), [], budgets=BUDGETS) as runner:
+        first = runner.run(PROBE)
+        second = runner.run(PROBE)
+    assert FAIL not in _verdicts(first).values()
+    assert FAIL not in _verdicts(second).values()
+    assert first.stats["isolation"]["pid"] != second.stats["isolation"]["pid"]
+
+
 def test_ctrl_c_kills_the_child_and_propagates(tmp_path, monkeypatch):
     # The scheduler writes to a FIFO once it is stuck in its callback; a
     # helper thread waits for that (bounded) and only then interrupts the

@@ -1,7 +1,9 @@
 """robust.no-stray-threads: mod_main starts a helper thread that never ends.
 
-The thread outlives the module (it is a daemon, so nothing waits for it):
-the kit names it, shows its stack and recycles its worker process.
+The thread is not a daemon: under flux-core 0.88, which runs a Python
+module in a process of its own, that process waits for it at exit and
+never ends after the module is removed.  The kit names the thread, shows
+its stack and recycles its worker process.
 """
 
 import os
@@ -21,5 +23,5 @@ def _poll_forever():
 
 
 def mod_main(h, *args):
-    threading.Thread(target=_poll_forever, name="queue-stats", daemon=True).start()
+    threading.Thread(target=_poll_forever, name="queue-stats").start()
     GalleryFifo(h, *args).run()
