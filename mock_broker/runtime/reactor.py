@@ -146,16 +146,19 @@ class Reactor:
         if when is not None and when <= self.clock.now:
             kinds.append("due timers")
         text = ", ".join(kinds) or "nothing"
-        for watcher in [*self._idle.values(), *self._check.values()]:
-            owner = getattr(getattr(watcher, "callback", None), "__self__", None)
-            for value in list(getattr(owner, "__dict__", {}).values()):
-                frame = getattr(value, "gi_frame", None)
-                if inspect.isgenerator(value) and frame is not None:
-                    code = frame.f_code
-                    return (
-                        f"{text}; a pass suspended at {code.co_filename}:"
-                        f"{frame.f_lineno} in {code.co_name}"
-                    )
+        try:
+            for watcher in [*self._idle.values(), *self._check.values()]:
+                owner = getattr(getattr(watcher, "callback", None), "__self__", None)
+                for value in list(vars(owner).values()) if owner is not None else ():
+                    if inspect.isgenerator(value) and value.gi_frame is not None:
+                        frame = value.gi_frame
+                        code = frame.f_code
+                        return (
+                            f"{text}; a pass suspended at {code.co_filename}:"
+                            f"{frame.f_lineno} in {code.co_name}"
+                        )
+        except Exception:  # noqa: BLE001 - an owner without plain attributes
+            pass
         return text
 
     # -- one iteration --------------------------------------------------
