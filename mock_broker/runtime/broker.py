@@ -36,7 +36,13 @@ from mock_broker.flux_substitute import constants  # noqa: E402
 from mock_broker.jobmanager.job_manager import JobManager  # noqa: E402
 from mock_broker.machine import Machine  # noqa: E402
 from mock_broker.runtime.clock import EPOCH, VirtualClock  # noqa: E402
-from mock_broker.runtime.module_host import ModuleLink, ModuleLoadError, resolve  # noqa: E402
+from mock_broker.runtime.module_host import (  # noqa: E402
+    ModuleLink,
+    ModuleLoadError,
+    ran_here,
+    rerun_hint,
+    resolve,
+)
 from mock_broker.runtime.observer import BrokerObserver  # noqa: E402
 from mock_broker.runtime.transcript import Later, Transcript  # noqa: E402
 from mock_broker.services.kvs import KVSError, KVSService  # noqa: E402
@@ -223,7 +229,11 @@ class MockBroker:
             if link.state == "exited":
                 self._module_exited(link)
                 if not link.running:
-                    raise ModuleLoadError(f"{spec.name}: {_describe(link.exit_error)}")
+                    raise ModuleLoadError(
+                        f"{spec.name}: {_describe(link.exit_error)}"
+                        + rerun_hint(spec, link.exit_error)
+                    )
+        ran_here(spec)
         return link
 
     def unload(self, name: str | None = None) -> None:

@@ -61,6 +61,31 @@ class ModuleSpec:
 _FIRST_IMPORTS: dict[str, Any] = {}
 
 
+#: The modules (by :attr:`ModuleSpec.file`, else source) that reached
+#: their reactor in this process: a later load of one that fails may have
+#: met what an earlier load left in the process (see :func:`rerun_hint`).
+_RAN_HERE: set[str] = set()
+
+
+def ran_here(spec: ModuleSpec) -> None:
+    """Record that *spec*'s module reached its reactor in this process."""
+    _RAN_HERE.add(spec.file or spec.source)
+
+
+def rerun_hint(spec: ModuleSpec, error: BaseException | None) -> str:
+    """For a load of *spec* that failed with *error*: where that is an
+    ``OSError`` (a port in use, a busy device: what a process holds) and a
+    load of the same module ran before in this process, what differs from
+    flux-core 0.88 (a new process per load); else nothing."""
+    if not isinstance(error, OSError) or (spec.file or spec.source) not in _RAN_HERE:
+        return ""
+    return (
+        " (a load of it ran earlier in this process, and what that load left "
+        "here stays, a bound port or a thread; flux-core 0.88 starts each load "
+        "in a new process)"
+    )
+
+
 def _at_line(exc: SyntaxError) -> str:
     """`` line N`` where the parser stopped, or nothing when it cannot say
     (null bytes in the file: no line)."""

@@ -154,6 +154,41 @@ def test_import_error_names_the_module_and_exception(make_broker, tmp_path):
     assert "no_such_dependency_xyz" in text
 
 
+def test_a_load_that_fails_after_one_that_ran_here_says_what_differs(
+    make_broker, tmp_path
+):
+    """What a load left in the process (a port its thread still holds,
+    here a flag) is gone in flux-core 0.88, where each load is a new
+    process: a later load that fails says so; a first one does not."""
+    flag = f"_schedkit_test_port_{id(tmp_path)}"
+    body = f"""
+        import sys
+        from seed_minimal import SimpleScheduler
+        def mod_main(h, *args):
+            if getattr(sys, {flag!r}, False):
+                raise OSError(98, "Address already in use")
+            setattr(sys, {flag!r}, True)
+            SimpleScheduler(h, *args).run()
+        """
+    first, other = write(tmp_path, "exporter.py", body), write(tmp_path, "x.py", body)
+    sys.path.insert(0, str(Path(SEED).parent))
+    try:
+        b = make_broker(Machine.uniform(2, 4), seed=1)
+        b.load(first)
+        b.unload()
+        assert load_error(b, first) == (
+            "exporter: [Errno 98] Address already in use (a load of it ran "
+            "earlier in this process, and what that load left here stays, a "
+            "bound port or a thread; flux-core 0.88 starts each load in a new "
+            "process)"
+        )
+        # Another file, never run here, fails on the same flag: no hint.
+        assert load_error(b, other) == "x: [Errno 98] Address already in use"
+    finally:
+        sys.path.remove(str(Path(SEED).parent))
+        delattr(sys, flag)
+
+
 def test_a_file_that_cannot_be_imported_twice_in_one_process_loads_again(
     make_broker, tmp_path
 ):
