@@ -163,13 +163,25 @@ def inner_failure(error: BaseException) -> BaseException:
     return nested[0] if nested else error
 
 
+#: Said of a hypothesis ``Flaky`` error, whose own words ("Is your data
+#: generation depending on external state?") speak to a test's author.
+FLAKY = (
+    "; replayed, the same operations did not get the same answers from the "
+    "scheduler: what it does depends on more than them (what an earlier load "
+    "left in the kit's process, which flux-core 0.88 would not keep, or time "
+    "or randomness not taken from the broker)"
+)
+
+
 def describe(error: BaseException) -> str:
     """One line for the evidence: the failure's first line."""
+    from hypothesis.errors import Flaky
+
     inner = inner_failure(error)
     kind = "" if isinstance(inner, SequenceFailure) else f"{type(inner).__name__}: "
     first = str(inner).splitlines()[0] if str(inner) else ""
     wrapped = "" if inner is error else f" ({type(error).__name__})"
-    return f"{kind}{first}{wrapped}"
+    return f"{kind}{first}{wrapped}{FLAKY if isinstance(error, Flaky) else ''}"
 
 
 __all__ = [

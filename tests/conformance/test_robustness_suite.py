@@ -10,6 +10,7 @@ module constants, so every test here is quick and deterministic.
 from __future__ import annotations
 
 import json
+import sys
 import textwrap
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from conformance.findings import FAIL
 from conformance.probes import all_probes, execute, failures, scale
 from conformance.probes import hostile_jobspecs as hostile
 from conformance.probes import random_sequences as sequences
+from conformance.probes.sequence_checks import FLAKY
 
 ROOT = Path(__file__).resolve().parents[2]
 GALLERY = Path(__file__).parent / "gallery"
@@ -176,6 +178,39 @@ def test_the_upstream_parser_alone_allocates_the_lenient_cases():
 def quick_shrink(monkeypatch):
     """Shrinking polishes evidence only; keep it short in tests."""
     monkeypatch.setattr(sequences, "SHRINK_SECONDS", 3.0)
+
+
+def test_a_scheduler_that_answers_a_replay_otherwise_is_told_so(tmp_path, quick_shrink):
+    # Its second load in the process crashes at the first pass; hypothesis
+    # replays that example on a later load, which works: a Flaky error
+    # whose own words ("your data generation") speak to a test's author.
+    flag = f"_schedkit_test_loads_{id(tmp_path)}"
+    module = module_file(
+        tmp_path,
+        "second_load",
+        f"""
+        import sys
+        from seed_minimal import SimpleScheduler
+
+        class Second(SimpleScheduler):
+            def schedule(self):
+                if getattr(sys, {flag!r}) == 2:
+                    raise RuntimeError("the second load in this process")
+                super().schedule()
+
+        def mod_main(h, *args):
+            setattr(sys, {flag!r}, getattr(sys, {flag!r}, 0) + 1)
+            Second(h, *args).run()
+        """,
+    )
+    try:
+        findings, _ = execute(RANDOM, module, seed=0, examples=10)
+    finally:
+        delattr(sys, flag)
+    [failed] = _failed(findings, RANDOM)
+    first = failed.evidence.text.splitlines()[0]
+    assert first.endswith(FLAKY), first
+    assert "the second load in this process" in first
 
 
 def test_a_scheduler_that_forgets_fresh_requests_after_restart_fails(quick_shrink):
