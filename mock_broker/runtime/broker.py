@@ -524,8 +524,8 @@ class MockBroker:
         now = self.clock.now
         when, count = self._iterations.get(link.name, (now, 0))
         count = count + 1 if when == now else 1
-        limit = self.max_iterations_per_instant
-        if limit is not None and count > limit:
+        limit = self.max_iterations_per_instant  # set: the caller checks
+        if count > limit:
             self._iterations.pop(link.name, None)
             raise BrokerLivelock(
                 f"{limit} reactor iterations of {link.name} at "

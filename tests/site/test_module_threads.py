@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import subprocess
 import textwrap
+from pathlib import Path
 
 import pytest
 from realflux import broker_env, require_flux, site_folder
@@ -42,41 +43,24 @@ if kill -0 "$pid" 2>/dev/null; then echo lingers; kill -9 "$pid"; else echo exit
 """
 
 
+#: flux-core's guide's minimal scheduler (flux imports only: the broker's
+#: own Python runs these files).
+SEED = Path(__file__).parents[1] / "mock_broker" / "schedulers"
+
+
 def _module(tmp_path, name: str) -> str:
     path = tmp_path / f"{name}.py"
     path.write_text(
-        textwrap.dedent(
-            """
-            import heapq, threading, time
-            from concurrent.futures import ThreadPoolExecutor
-            from flux.resource import InfeasibleRequest, InsufficientResources
-            from flux.scheduler import Scheduler
-
-            def _forever():
-                while True:
-                    time.sleep(0.05)
-
-            class Fifo(Scheduler):
-                def schedule(self):
-                    while self._queue:
-                        job = self._queue[0]
-                        try:
-                            alloc = self.resources.alloc(
-                                job.jobid, job.resource_request
-                            )
-                        except InsufficientResources:
-                            break
-                        except InfeasibleRequest as exc:
-                            job.request.deny(str(exc))
-                        else:
-                            job.request.success(alloc)
-                        heapq.heappop(self._queue)
-
-            def mod_main(h, *args):
-            """
-        )
+        "import sys, threading, time\n"
+        "from concurrent.futures import ThreadPoolExecutor\n"
+        f"sys.path.insert(0, {str(SEED)!r})\n"
+        "from seed_minimal import SimpleScheduler\n\n"
+        "def _forever():\n"
+        "    while True:\n"
+        "        time.sleep(0.05)\n\n"
+        "def mod_main(h, *args):\n"
         + textwrap.indent(STARTS[name], "    ")
-        + "    Fifo(h, *args).run()\n"
+        + "    SimpleScheduler(h, *args).run()\n"
     )
     return str(path)
 
