@@ -91,6 +91,11 @@ import traceback
 
 from conformance.findings import FAIL, Finding, failed
 from conformance.keeper import command_of, descendants, kill_all, process_table
+from conformance.process_limits import (
+    WatchedLimits,
+    cap_address_space,
+    cap_file_size,
+)
 
 #: Exit status of a worker stopped by its own watchdog.
 EXIT_WATCHDOG = 70
@@ -189,8 +194,8 @@ class _State:
 
     def __init__(self):
         self.channel: _Channel | None = None
-        #: The resource limits watched (see :class:`_Limits`), once set.
-        self.limits: _Limits | None = None
+        #: The resource limits watched, once set.
+        self.limits: WatchedLimits | None = None
         # The keeper (conformance.keeper) that started us, if it did.
         self.keeper = int(os.environ.pop("SCHEDKIT_KEEPER", 0) or 0)
         if self.keeper != os.getppid():
@@ -311,53 +316,6 @@ def _stuck(activity: _Activity) -> Finding:
     )
     clause = "callbacks.prompt" if activity.kind == "callback" else "robust.no-hang"
     return STATE.fail(clause, text, activity.broker, traceback=stack)
-
-
-#: Resource limits of the worker's process (under flux-core 0.88, those of
-#: the module's own process) that a module may change: each change goes to
-#: the log, which the evidence of a death quotes (a SIGKILL at the CPU
-#: limit, say).
-WATCHED_LIMITS = (
-    "RLIMIT_CPU",
-    "RLIMIT_AS",
-    "RLIMIT_DATA",
-    "RLIMIT_FSIZE",
-    "RLIMIT_NOFILE",
-    "RLIMIT_NPROC",
-    "RLIMIT_STACK",
-)
-
-
-class _Limits:
-    """The :data:`WATCHED_LIMITS` as the kit left them, and what changed
-    since (:meth:`changes`)."""
-
-    def __init__(self):
-        import resource
-
-        self._get, self._unlimited = resource.getrlimit, resource.RLIM_INFINITY
-        self._ids = {
-            n: getattr(resource, n) for n in WATCHED_LIMITS if hasattr(resource, n)
-        }
-        self.known = {name: self._get(rid) for name, rid in self._ids.items()}
-
-    def changes(self) -> list[str]:
-        """A log line for each limit changed since the last look."""
-        out = []
-        for name, rid in self._ids.items():
-            now = self._get(rid)
-            if now != self.known[name]:
-                out.append(
-                    f"schedkit worker: the module changed {name} (soft, hard) "
-                    f"from {self._show(self.known[name])} to {self._show(now)}: "
-                    "under flux-core 0.88, its own process's limit\n"
-                )
-                self.known[name] = now
-        return out
-
-    def _show(self, pair: tuple[int, int]) -> str:
-        shown = ("unlimited" if v == self._unlimited else str(v) for v in pair)
-        return "({}, {})".format(*shown)
 
 
 #: ``(descriptor, (device, inode))`` of the worker's pipes to the kit.
@@ -728,27 +686,6 @@ def _run_probe(request: dict, baseline: set) -> dict:
 # -- the process ----------------------------------------------------------------------------
 
 
-def _set_log_limit(mb: int) -> None:
-    """Cap what the worker writes to a file (its log: stdout and stderr)
-    at *mb* MiB.  SIGXFSZ is ignored, so a write past the cap fails with
-    ``OSError(EFBIG)`` where the module made it, instead of killing the
-    worker without a traceback."""
-    import resource
-
-    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-    _, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
-    limit = mb * 2**20 if hard == resource.RLIM_INFINITY else min(mb * 2**20, hard)
-    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, hard))
-
-
-def _set_memory_limit(mb: int) -> None:
-    import resource
-
-    _, hard = resource.getrlimit(resource.RLIMIT_AS)
-    limit = mb * 2**20 if hard == resource.RLIM_INFINITY else min(mb * 2**20, hard)
-    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
-
-
 def preflight(target: str, args: list[str], channel: _Channel) -> None:
     """Import *target* once and, given *args*, see whether the module
     refuses them; send ``{"type": "preflight", "error": ...}``."""
@@ -789,9 +726,9 @@ def main(argv: list[str] | None = None) -> None:
         if fd is not None:
             os.set_inheritable(fd, False)
     channel = STATE.channel = _Channel(opts.results_fd)
-    _set_log_limit(opts.log_mb)
+    cap_file_size(opts.log_mb)
     if opts.preflight is not None:
-        _set_memory_limit(opts.memory_mb)
+        cap_address_space(opts.memory_mb)
         try:
             preflight(opts.preflight, json.loads(opts.preflight_args), channel)
         finally:
@@ -816,8 +753,8 @@ def main(argv: list[str] | None = None) -> None:
     _kit_dirs()  # read before any module can replace a package it names
     install_hooks()
     trace_exits()
-    _set_memory_limit(opts.memory_mb)
-    STATE.limits = _Limits()
+    cap_address_space(opts.memory_mb)
+    STATE.limits = WatchedLimits()
     name = "schedkit-watchdog"
     threading.Thread(target=_watchdog, args=(channel,), name=name, daemon=True).start()
     baseline = set(threading.enumerate())
