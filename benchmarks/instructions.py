@@ -17,7 +17,7 @@ each tree's ratio to the first.
 
 Instructions are not time: a mispredicted branch or a cache miss costs
 many, and code that runs more kinds of Python per job runs slower for as
-many instructions (``docs/schedulers.rst`` has an example).  Use it to
+many instructions (``docs/performance.rst`` has an example).  Use it to
 compare two versions of the same code, not two different programs.
 
     python benchmarks/instructions.py [--jobs 2000] [--load 1.93]
