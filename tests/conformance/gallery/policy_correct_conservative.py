@@ -1,4 +1,5 @@
-"""The gallery's correct conservative backfilling: every clause passes.
+"""The gallery's correct conservative backfilling: every policy clause passes
+(it fails the protocol clauses it does not handle: see the README).
 
 Every queued job holds a reservation, kept from pass to pass and
 compressed in queue order when jobs end early (see

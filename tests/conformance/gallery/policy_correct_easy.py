@@ -1,4 +1,5 @@
-"""The gallery's correct EASY backfilling: every clause passes.
+"""The gallery's correct EASY backfilling: every policy clause passes
+(it fails the protocol clauses it does not handle: see the README).
 
 :class:`CountBackfill` is also the base of the policy gallery's faults (and
 of :mod:`policy_correct_conservative`): backfilling with a reservation
