@@ -9,7 +9,7 @@ tests and the conformance kit:
 ``annotate-without-annotations``, ``success-without-R``,
 ``success-without-kvs-R``, ``R-nonexistent-resources``,
 ``R-down-resources``, ``R-overlap``, ``R-does-not-match-request``,
-``R-violates-constraint``, ``t-estimate-not-absolute``,
+``R-violates-constraint``, ``R-times-wrong``, ``t-estimate-not-absolute``,
 ``stale-annotation``, ``unrequested-cancel``, ``unanswered-cancel``,
 ``error-response``, ``malformed-response``, ``free-answered``,
 ``response-unknown-request``, ``module-exited``.
@@ -242,6 +242,74 @@ def t_estimate_problem(value, now: float, epoch: float) -> str | None:
     return None
 
 
+def _number(value) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        value = float(value)
+    except OverflowError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+def R_times_problem(
+    execution, now: float, duration: float, instance_expirations=(0.0,)
+) -> str | None:
+    """Why the ``starttime`` and ``expiration`` of an R granted at *now*
+    are wrong for a job asking for *duration* seconds (0: none), if so.
+
+    flux-core 0.88's job-exec kills a job when its R's expiration passes,
+    and enforces no limit when it is 0.  So with a duration, the expiration
+    is the start plus the duration, or earlier only where the instance
+    itself expires (*instance_expirations*: every value it has had, 0 for
+    none); without one, it is 0 or the instance's expiration.  A non-zero
+    ``starttime`` is the time of the grant (0 is accepted: job-exec then
+    starts the clock when the job starts).
+    """
+    execution = execution if isinstance(execution, dict) else {}
+    tol = T_ESTIMATE_TOLERANCE
+    start = _number(execution.get("starttime", 0.0))
+    expiration = _number(execution.get("expiration", 0.0))
+    if start is None or start < 0:
+        return f"R's starttime is {execution.get('starttime')!r}, not a time"
+    if expiration is None or expiration < 0:
+        return (
+            f"R's expiration is {execution.get('expiration')!r}: flux-core's "
+            "job-exec refuses to run the job"
+        )
+    if start and abs(start - now) > tol:
+        return f"R's starttime is {start:.3f}, granted at {now:.3f}"
+    base = start or now
+    ends = [e for e in instance_expirations if e > 0]
+    if duration > 0:
+        if expiration == 0:
+            return (
+                f"R has no expiration (0) for a job with a {duration:g} s time "
+                "limit: flux-core's job-exec enforces no limit, and the job may "
+                "run for ever"
+            )
+        latest = base + duration
+        earliest = min([latest, *ends])
+        if expiration > latest + tol:
+            return (
+                f"R's expiration {expiration:.3f} is {expiration - base:.3f} s "
+                f"after the start, past the job's {duration:g} s time limit"
+            )
+        if expiration < earliest - tol:
+            return (
+                f"R's expiration {expiration:.3f} is {expiration - base:.3f} s "
+                f"after the start, short of the job's {duration:g} s time limit "
+                "(the job is killed early)"
+            )
+        return None
+    if expiration and not any(abs(expiration - e) <= tol for e in ends):
+        return (
+            f"R's expiration {expiration:.3f} is {expiration - base:.3f} s after "
+            "the start, for a job with no time limit (it is killed then)"
+        )
+    return None
+
+
 class Referee(BrokerObserver):
     """Watches the job-manager/scheduler conversation of one broker.
 
@@ -266,6 +334,8 @@ class Referee(BrokerObserver):
         self._requests: dict[int, ResourceRequest] = {}  # parsed jobspecs
         self._down_since: dict[int, int] = {}  # rank -> scheduler iteration
         self._instance = None  # Rv1Set of the instance, for constraints
+        #: Every expiration the instance has had (0: none), oldest first.
+        self._instance_expiration = [broker.resources.expiration]
         #: What it has seen, by :data:`~conformance.clauses.OCCASIONS` key:
         #: a clause about it says something only once it was seen.
         self.seen: set[str] = set()
@@ -422,7 +492,28 @@ class Referee(BrokerObserver):
         ok &= self._check_down(job, children)
         ok &= self._check_overlap(job, children)
         ok &= self._check_request(job, children)
+        ok &= self._check_times(job, R)
         return ok
+
+    def _check_times(self, job, R: dict) -> bool:
+        problem = R_times_problem(
+            R.get("execution"),
+            now=self.broker.now,
+            duration=job.duration,
+            instance_expirations=self._instance_expirations(),
+        )
+        if problem is None:
+            return True
+        self.violation("R-times-wrong", f"{job.f58}: {problem}")
+        return False
+
+    def _instance_expirations(self) -> list[float]:
+        # An update reaches the scheduler a reactor iteration later: an R
+        # stamped with the value it had before is not its fault.
+        now = self.broker.resources.expiration
+        if now != self._instance_expiration[-1]:
+            self._instance_expiration.append(now)
+        return self._instance_expiration
 
     def _check_cores_exist(self, job, children) -> bool:
         machine = self.broker.machine

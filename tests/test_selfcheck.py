@@ -12,7 +12,7 @@ SCHEDULERS = Path(__file__).parent / "mock_broker" / "schedulers"
 
 
 def test_a_correct_scheduler_passes_every_library_scenario(capsys):
-    seed = str(SCHEDULERS / "seed_minimal.py")
+    seed = str(SCHEDULERS / "stamped_minimal.py")
     assert cli.main(["selfcheck", "--scheduler", seed]) == 0
     out = capsys.readouterr().out
     assert "substitution fits" in out

@@ -132,10 +132,18 @@ def test_the_gallery_fault_fails_its_clause(clause):
     pytest.fail(f"{clause} was not caught by {tried}")
 
 
+#: What a scheduler of :data:`CORRECT` fails on purpose: flux-core's guide's
+#: minimal scheduler answers with R as flux-python's pool makes it, with no
+#: expiration, so flux-core 0.88 enforces no time limit on its jobs (a job
+#: submitted with ``-t 2s`` ran its 6 s in a real broker).
+KNOWN_FAULTS = {"seed_minimal": {"alloc.R-times"}}
+
+
 @pytest.mark.parametrize("scheduler", sorted(CORRECT))
 def test_correct_schedulers_fail_no_protocol_clause(scheduler):
     target = CORRECT[scheduler]
-    problems = []
+    known = KNOWN_FAULTS.get(scheduler, set())
+    problems, failed = [], set()
     judged = set()
     reasons: dict = {}
     for name in suite_probes():
@@ -144,7 +152,9 @@ def test_correct_schedulers_fail_no_protocol_clause(scheduler):
             if f.clause not in PROTOCOL:
                 continue
             if f.verdict == FAIL:
-                problems.append(f"{name}: {f.clause}: {f.evidence.text}")
+                failed.add(f.clause)
+                if f.clause not in known:
+                    problems.append(f"{name}: {f.clause}: {f.evidence.text}")
             elif f.verdict == PASS:
                 judged.add(f.clause)
             else:
@@ -152,7 +162,8 @@ def test_correct_schedulers_fail_no_protocol_clause(scheduler):
                 if f.evidence is not None:
                     reasons.setdefault(f.clause, []).append(f.evidence.text)
     assert not problems, "\n".join(problems)
-    check_judged(scheduler, judged, reasons)
+    assert failed == known
+    check_judged(scheduler, judged | known, reasons)
 
 
 def _variant(tmp_path, name: str, body: str) -> str:

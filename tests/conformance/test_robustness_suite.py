@@ -267,6 +267,8 @@ def test_a_scheduler_that_drops_a_free_during_its_pass_fails(tmp_path, quick_shr
         tmp_path,
         "drops_frees_mid_pass",
         """
+        import time
+
         from seed_generator import GeneratorScheduler
 
         class DropsFreesMidPass(GeneratorScheduler):
@@ -274,10 +276,21 @@ def test_a_scheduler_that_drops_a_free_during_its_pass_fails(tmp_path, quick_shr
 
             def schedule(self):
                 self.in_pass = True
+                pool, alloc = self.resources, self.resources.alloc
+
+                def stamped(jobid, request):  # R's times, as sched-fifo's
+                    R = alloc(jobid, request)
+                    R.set_starttime(time.time())
+                    if request.duration > 0:
+                        R.set_expiration(time.time() + request.duration)
+                    return R
+
+                pool.alloc = stamped
                 try:
                     yield from super().schedule()
                 finally:
                     self.in_pass = False
+                    del pool.alloc
 
             def free(self, jobid, R, final=False):
                 if not self.in_pass:

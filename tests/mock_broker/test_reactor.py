@@ -3,13 +3,21 @@ randomness, timers, watcher ordering, and the clock's jumps."""
 
 from __future__ import annotations
 
+import ast
 import random
 import re
 import time
 from pathlib import Path
 
 import pytest
-from mock_broker_helpers import SEED, elapsed, messages, sched, whole_nodes
+from mock_broker_helpers import (
+    SCHEDULERS,
+    SEED,
+    elapsed,
+    messages,
+    sched,
+    whole_nodes,
+)
 
 from mock_broker.machine import Machine
 from mock_broker.runtime import clock as clock_module
@@ -53,6 +61,60 @@ def test_time_functions_inside_scheduler_follow_the_virtual_clock(make_broker):
     assert [r[1] for r in records] == [EPOCH, EPOCH + 30.0]
     assert [r[2] for r in records] == [MONOTONIC_BASE, MONOTONIC_BASE + 30.0]
     assert b.elapsed == 75.0 and b.now == EPOCH + 75.0
+
+
+ALL_CLOCKS = f"""
+import datetime
+import sys
+import time
+from datetime import datetime as imported_datetime
+
+sys.path.insert(0, {str(SCHEDULERS)!r})
+from seed_minimal import SimpleScheduler
+
+
+class AllClocks(SimpleScheduler):
+    def schedule(self):
+        now = datetime.datetime.now()
+        self.log.info(repr((
+            time.time_ns() / 1e9,
+            time.clock_gettime(time.CLOCK_REALTIME),
+            time.clock_gettime_ns(time.CLOCK_REALTIME) / 1e9,
+            time.monotonic_ns() / 1e9,
+            time.clock_gettime(time.CLOCK_MONOTONIC),
+            datetime.datetime.now(datetime.timezone.utc).timestamp(),
+            imported_datetime.now().timestamp(),
+            datetime.datetime.utcnow().replace(tzinfo=datetime.timezone.utc).timestamp(),
+            datetime.date.today().isoformat(),
+            isinstance(now, imported_datetime),
+        )))
+        super().schedule()
+
+
+def mod_main(h, *args):
+    AllClocks(h, *args).run()
+"""
+
+
+def test_every_clock_a_module_reads_follows_the_virtual_clock(make_broker, tmp_path):
+    # time.time_ns(), clock_gettime() and datetime.now() read the system
+    # clock in C: a module stamping R with them must see the broker's time.
+    path = tmp_path / "all_clocks.py"
+    path.write_text(ALL_CLOCKS)
+    b = make_broker(Machine.uniform(1, 4))
+    b.load(str(path))
+    b.jobs.submit(whole_nodes(1), runtime=30)
+    b.jobs.submit(whole_nodes(1), runtime=45)
+    b.run()
+    logged = [text for _, name, _, text in b.logs if name == "all_clocks"]
+    seen = [ast.literal_eval(text) for text in logged if text.startswith("(")]
+    assert len(seen) == 2
+    for values, at in zip(seen, (0.0, 30.0), strict=True):
+        wall, mono = EPOCH + at, MONOTONIC_BASE + at
+        assert values[:3] == (wall, wall, wall)
+        assert values[3:5] == (mono, mono)
+        assert values[5:8] == (wall, wall, wall)
+        assert values[8] == "2026-01-01" and values[9] is True
 
 
 def test_epoch_is_configurable(make_broker):

@@ -7,7 +7,7 @@ import gzip
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-SEED = str(ROOT / "tests" / "mock_broker" / "schedulers" / "seed_minimal.py")
+SEED = str(ROOT / "tests" / "mock_broker" / "schedulers" / "stamped_minimal.py")
 TRACES = ROOT.parent / "shared" / "traces"
 KTH = TRACES / "KTH-SP2-1996-2.1-cln.swf.gz"
 

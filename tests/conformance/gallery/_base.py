@@ -7,6 +7,7 @@ file is, so they put this folder on ``sys.path`` to import this base.
 
 import errno
 import heapq
+import time
 
 from flux.resource import InfeasibleRequest, InsufficientResources
 from flux.scheduler import Scheduler
@@ -38,7 +39,7 @@ class GalleryFifo(Scheduler):
 
         Each outcome for the head job goes through one override point, so
         a gallery module can break one of them without copying this loop:
-        :meth:`start` (the job fits), :meth:`wait` (it does not fit yet) and
+        :meth:`stamp` and :meth:`start` (the job fits), :meth:`wait` (it does not fit yet) and
         :meth:`refuse` (it can never fit).
         """
         while self._queue:
@@ -52,13 +53,25 @@ class GalleryFifo(Scheduler):
                 if not self.refuse(job, exc):
                     break
             else:
+                self.stamp(job, alloc)
                 self.start(job, alloc)
             heapq.heappop(self._queue)
 
+    def stamp(self, job, alloc):
+        """Set R's times on ``alloc`` as flux-core's sched-fifo does: the
+        pool leaves them 0, and job-exec would enforce no time limit."""
+        now = time.time()
+        alloc.set_starttime(now)
+        duration = job.resource_request.duration
+        if duration > 0.0:
+            alloc.set_expiration(now + duration)
+        elif self.resources.expiration > 0.0:
+            alloc.set_expiration(self.resources.expiration)
+
     def start(self, job, alloc):
         """Answer ``job`` with SUCCESS for ``alloc``, which the pool already
-        records; ``job`` is still at the head of the queue and is popped after
-        this returns."""
+        records (and :meth:`stamp` dated); ``job`` is still at the head of the
+        queue and is popped after this returns."""
         job.request.success(alloc)
 
     def wait(self, job):

@@ -32,6 +32,7 @@ class WaitingInPass(GalleryFifo):
             except InfeasibleRequest as exc:
                 job.request.deny(str(exc))
             else:
+                self.stamp(job, alloc)
                 job.request.success(alloc)
             heapq.heappop(self._queue)
             yield

@@ -143,6 +143,9 @@ class CountBackfill(Scheduler):
             profile.add(now, now + limit, -nodes)
             self.running[job.jobid] = (nodes, now + limit)
             self.announced.pop(job.jobid, None)
+            alloc.set_starttime(now)
+            if limit < math.inf:
+                alloc.set_expiration(now + limit)
             job.request.success(alloc)
             done.add(job.jobid)
         for job in queue:

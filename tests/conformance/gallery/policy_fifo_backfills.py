@@ -24,6 +24,7 @@ class FifoThatBackfills(GalleryFifo):
             except InfeasibleRequest as exc:
                 job.request.deny(str(exc))
             else:
+                self.stamp(job, alloc)
                 job.request.success(alloc)
             done.add(job.jobid)
         self._queue = [j for j in self._queue if j.jobid not in done]
