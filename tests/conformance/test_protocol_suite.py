@@ -14,6 +14,7 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+from gallery_modules import module_file
 
 from conformance.clauses import load_clauses
 from conformance.findings import FAIL, NOT_APPLICABLE, PASS
@@ -320,3 +321,108 @@ def test_a_mod_main_that_is_not_a_function_fails_the_entry_point(tmp_path):
     [finding] = [f for f in findings if f.clause == "load.entry-point"]
     assert finding.verdict == FAIL
     assert "mod_main is not callable (a int)" in finding.evidence.text
+
+
+# Faults found by trying plausible schedulers against the kit: each passed
+# every clause before the scenario that now catches it.
+
+LOWERED_KEEPS_ITS_PLACE = """
+import heapq
+
+from _base import GalleryFifo
+
+
+class SiftsUpOnly(GalleryFifo):
+    def prioritize(self, jobs):
+        new = dict(jobs)
+        for i, job in enumerate(self._queue):
+            if job.jobid in new:
+                job.priority = new[job.jobid]
+                heapq._siftdown(self._queue, 0, i)  # right for a raise only
+
+
+def mod_main(h, *args):
+    SiftsUpOnly(h, *args).run()
+"""
+
+TIES_BY_ARRIVAL = """
+import heapq
+import itertools
+
+from _base import GalleryFifo
+from flux.scheduler import PendingJob
+
+ARRIVALS = itertools.count()
+
+
+class Arrived(PendingJob):
+    __slots__ = ("seq",)
+
+    def __lt__(self, other):
+        if self.priority != other.priority:
+            return self.priority > other.priority
+        return self.seq < other.seq  # the request's arrival, not submission
+
+
+class TiesByArrival(GalleryFifo):
+    def alloc(self, request, jobid, priority, userid, t_submit, jobspec):
+        rr = self.resources.parse_resource_request(jobspec)
+        job = Arrived(jobid, priority, t_submit, request, rr)
+        job.seq = next(ARRIVALS)
+        heapq.heappush(self._queue, job)
+
+
+def mod_main(h, *args):
+    TiesByArrival(h, *args).run()
+"""
+
+DENIES_WHEN_IDLE = """
+from _base import GalleryFifo
+
+
+class DeniesWhenIdle(GalleryFifo):
+    def wait(self, job):
+        # "Nothing runs and it does not fit: it never will" (drained and
+        # down ranks come back).
+        if not self.resources.copy_allocated().ranks:
+            job.request.deny("needs more than the machine has")
+            self._queue.remove(job)
+
+
+def mod_main(h, *args):
+    DeniesWhenIdle(h, *args).run()
+"""
+
+
+@pytest.mark.parametrize(
+    "body, scenario, clause, unmet",
+    [
+        (
+            LOWERED_KEEPS_ITS_PLACE,
+            "priority-lowered-and-requeued",
+            "priority.takes-effect",
+            "expect.jobs.a: started_at: is 100, expected 120",
+        ),
+        (
+            TIES_BY_ARRIVAL,
+            "priority-lowered-and-requeued",
+            "priority.takes-effect",
+            "expect.jobs.b: started_at: is 110, expected 100",
+        ),
+        (
+            DENIES_WHEN_IDLE,
+            "drain-while-idle",
+            "resources.drain-undrain",
+            "expect.jobs.both: result: is denied, expected completed",
+        ),
+    ],
+    ids=["lowered-keeps-its-place", "ties-by-arrival", "denies-when-idle"],
+)
+def test_scenarios_catch_faults_the_other_clauses_let_through(
+    tmp_path, body, scenario, clause, unmet
+):
+    target = module_file(tmp_path, "fault", body)
+    findings, _ = execute(f"scenario:{scenario}", target)
+    failed = failures(findings)
+    assert set(failed) == {clause}
+    assert unmet in failed[clause][0].evidence.text
