@@ -18,6 +18,7 @@ _EXPORTS = {
     "MockBroker": "mock_broker.runtime.broker",
     "BrokerStalled": "mock_broker.runtime.broker",
     "BrokerLivelock": "mock_broker.runtime.broker",
+    "BrokerUnsettled": "mock_broker.runtime.broker",
     "Machine": "mock_broker.machine",
     "NodeGroup": "mock_broker.machine",
     "make_jobspec": "mock_broker.jobspec",

@@ -38,9 +38,19 @@ class Watcher:
         return self
 
     def ref(self):
+        """Undo :meth:`unref`; changes nothing here (see there)."""
         return self
 
     def unref(self):
+        """Let the watcher not keep ``reactor_run()`` from returning.
+
+        In flux-core that matters only to a reactor that would otherwise
+        run out of referenced watchers.  A broker module's never does: its
+        message dispatcher's handle watcher stays referenced while the
+        module is loaded, so ``reactor_run()`` returns only when stopped,
+        and this reactor models exactly that.  So an unreferenced watcher
+        fires as any other, and the broker's test of a settled run judges
+        its timer, like any other, by what its firing sends."""
         return self
 
     def destroy(self):

@@ -42,6 +42,7 @@ from mock_broker.runtime.module_host import (  # noqa: E402
     ran_here,
     rerun_hint,
     resolve,
+    where_called,
 )
 from mock_broker.runtime.observer import BrokerObserver  # noqa: E402
 from mock_broker.runtime.transcript import Later, Transcript  # noqa: E402
@@ -76,6 +77,33 @@ class BrokerLivelock(BrokerStalled):
     module ran, without the virtual clock moving: the modules and the
     broker answer each other forever at one instant, or a module keeps its
     reactor busy (a pass that yields without end) and time never comes."""
+
+
+class BrokerUnsettled(BrokerStalled):
+    """:meth:`MockBroker.run_until_settled` reached its limit while a
+    module's timers kept sending the broker messages: the module, not the
+    instance's own work, keeps the run from settling.
+
+    Attributes:
+        module: the module that sent the last such message.
+        sent: what it sent (``TOPIC request``, ``TOPIC response``, ...).
+        where: ``FILE:LINE in FUNCTION`` of the module's own code that
+            sent it, or ``""`` when no frame of its file was on the stack.
+        since: when the instance's own work ran out (virtual s, elapsed).
+        times: how many times a quiet wait was broken since then.
+    """
+
+    def __init__(self, text: str, module: str, sent: str, where: str, since, times):
+        super().__init__(text)
+        self.module, self.sent, self.where = module, sent, where
+        self.since, self.times = since, times
+
+
+_KINDS = {
+    constants.FLUX_MSGTYPE_REQUEST: "request",
+    constants.FLUX_MSGTYPE_RESPONSE: "response",
+    constants.FLUX_MSGTYPE_EVENT: "event",
+}
 
 
 def _unpack_problem(msg: Message) -> str | None:
@@ -150,6 +178,9 @@ class MockBroker:
         #: Why it exited, with the module's file and line where it raised.
         self.last_exit_detail = ""
         self._last_scheduler: tuple[str, str, list[str]] | None = None
+        # While run_until_settled waits out the modules' timers: the first
+        # message a module sent meanwhile (module, what, where, elapsed).
+        self._quiet_watch: list[tuple[str, str, str, float]] | None = None
         self._events: list[tuple[float, int, Callable[[], None]]] = []
         self._at_instant_end: list[Callable[[], None]] = []
         self._seq = itertools.count()
@@ -317,6 +348,11 @@ class MockBroker:
     # -- messages ----------------------------------------------------------------
 
     def route_from_module(self, link: ModuleLink, msg: Message) -> None:
+        watch = self._quiet_watch
+        if watch is not None and not watch:
+            kind = _KINDS.get(msg.type, "message")
+            where = where_called(link.spec.file)
+            watch.append((link.name, f"{msg.topic} {kind}", where, self.elapsed))
         now, count = self._instant
         self._instant = (
             (now, count + 1) if now == self.clock.now else (self.clock.now, 1)
@@ -600,9 +636,13 @@ class MockBroker:
     def run(self, limit: float = DEFAULT_RUN_LIMIT) -> None:
         """Run until nothing is left to happen (every job done or stuck).
 
+        Strict: any armed timer is something left to happen.  See
+        :meth:`run_until_settled` for the end an operator would see.
+
         Raises:
             BrokerStalled: events are still scheduled *limit* virtual seconds
-                from now (a module re-arming a timer forever, for example).
+                from now (a module re-arming a timer forever, for example);
+                the clock ends at the limit.
         """
         deadline = self.now + limit
         with self._running():
@@ -611,8 +651,93 @@ class MockBroker:
                     continue
                 if not self._advance(deadline):
                     break
-        if self._next_time() is not None and self.now >= deadline:
+        if self._next_time() is not None:
+            # (Whether or not the last event fell exactly on the deadline.)
+            self.clock.advance_to(deadline)
             raise BrokerStalled(f"still busy after {limit} virtual seconds")
+
+    def run_until_settled(self, limit: float = DEFAULT_RUN_LIMIT) -> None:
+        """Run until the instance has settled, as a real one would be seen.
+
+        Settled: the instance's own work is done (nothing ready, no
+        scripted event or job end to come), and the modules' timers then
+        armed have each fired once while no module sent the broker
+        anything.  A log line is not a message: a repeating timer that only
+        logs (a heartbeat line in ``flux dmesg``) leaves the run settled at
+        its first firing, as it leaves a real instance idle; one whose
+        firing sends a message (a pass that allocates, a KVS poll) makes
+        the wait start again.  An unreferenced watcher counts as any
+        other (see :meth:`~mock_broker.flux_substitute.watchers.Watcher.unref`).
+        The wait is bounded: one round of the timers armed when it starts,
+        even past *limit*.
+
+        Raises:
+            BrokerUnsettled: *limit* virtual seconds from now, a module's
+                timers still sent messages (it says which and where).
+            BrokerStalled: the instance's own work was still scheduled
+                *limit* virtual seconds from now (a job ending later).
+        """
+        deadline = self.now + limit
+        horizon: float | None = None  # when the quiet wait's timers have fired
+        since, times = None, 0  # when the instance's own work ran out; breaks
+        sent = None
+        with self._running():
+            try:
+                while True:
+                    if self._step():
+                        continue
+                    watch, self._quiet_watch = self._quiet_watch, None
+                    if watch:
+                        sent, horizon, times = watch[0], None, times + 1
+                        if self.now >= deadline:
+                            break
+                    if self._events:
+                        horizon, since, times, sent = None, None, 0, None
+                    elif horizon is None:
+                        horizon = self._last_module_timer()
+                        if horizon is None:
+                            return  # nothing is armed: nothing will happen
+                        since = self.elapsed if since is None else since
+                    elif self.now >= horizon:
+                        return  # every timer fired, and sent nothing
+                    if horizon is not None:
+                        self._quiet_watch = []
+                    # (A quiet wait under way runs its round out, even
+                    # past the deadline: it is bounded by its own timers.)
+                    until = deadline if horizon is None else max(deadline, horizon)
+                    if not self._advance(until):
+                        break
+            finally:
+                self._quiet_watch = None
+        if horizon is not None or self._next_time() is None:
+            return  # a quiet wait's timers were stopped before they fired
+        self.clock.advance_to(deadline)
+        if sent is None:
+            raise BrokerStalled(f"still busy after {limit} virtual seconds")
+        module, what, where, when = sent
+        raise BrokerUnsettled(
+            f"{module} never let the instance settle: from t={since:.3f}, when "
+            f"the instance's own work was done, to t={when:.3f}, its timers "
+            f"sent the broker messages {times} times (the last: {what}"
+            + (f" from {where}" if where else "")
+            + "); a module whose timers keep firing is settled when they send "
+            "nothing but log lines",
+            module,
+            what,
+            where,
+            since,
+            times,
+        )
+
+    def _last_module_timer(self) -> float | None:
+        """When the latest timer armed in any module's reactor is due."""
+        times = [
+            when
+            for link in self.modules.values()
+            if link.state == "reactor"
+            and (when := link.reactor.last_timer_time()) is not None
+        ]
+        return max(times) if times else None
 
     def run_until_condition(
         self, predicate: Callable[[], bool], timeout: float = DEFAULT_RUN_LIMIT

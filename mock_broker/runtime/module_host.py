@@ -18,6 +18,7 @@ arrives, while the module's own timers wait, as in a blocked module thread.
 from __future__ import annotations
 
 import errno
+import functools
 import importlib
 import importlib.util
 import os
@@ -196,12 +197,32 @@ def where_raised(exc: BaseException, file: str | None) -> str:
     has no traceback.
     """
     frames = list(traceback.walk_tb(exc.__traceback__))
-    own = os.path.realpath(file) if file else None
-    mine = [(f, n) for f, n in frames if os.path.realpath(f.f_code.co_filename) == own]
+    own = _realpath(file) if file else None
+    mine = [(f, n) for f, n in frames if _realpath(f.f_code.co_filename) == own]
     if not (mine or frames):
         return ""
     frame, line = (mine or frames)[-1]
     return f"{frame.f_code.co_filename}:{line} in {frame.f_code.co_name}"
+
+
+def where_called(file: str | None) -> str:
+    """``FILE:LINE in FUNCTION``: the innermost frame of the current stack
+    in the module's own *file* (the line of the module that led to this
+    call), or ``""`` when none is."""
+    own = _realpath(file) if file else None
+    frame = sys._getframe(1)
+    while frame is not None and own is not None:
+        code = frame.f_code
+        if _realpath(code.co_filename) == own:
+            return f"{code.co_filename}:{frame.f_lineno} in {code.co_name}"
+        frame = frame.f_back
+    return ""
+
+
+@functools.lru_cache(maxsize=1024)
+def _realpath(path: str) -> str:
+    # (cached: a module that never settles is located at each timer firing)
+    return os.path.realpath(path)
 
 
 def exception_text(exc: BaseException, ctrl_c: bool = True) -> str:

@@ -119,6 +119,12 @@ class Reactor:
         self._drop_stale_timers()
         return self._timers[0][0] if self._timers else None
 
+    def last_timer_time(self) -> float | None:
+        """Virtual time of the latest armed timer, or None: once the clock
+        has passed it, every timer armed now has fired (or was stopped)."""
+        armed = [when for when, token, w in self._timers if w._timer_token == token]
+        return max(armed) if armed else None
+
     def busy(self) -> bool:
         """True if an iteration would do work without the clock moving."""
         if self._idle or self._inbox or self._calls:
