@@ -99,9 +99,15 @@ integer, or a list of integers.  An unknown key anywhere is an error.
     expectation fails that clause.
 
 ``end`` (optional)
-    Stop the run at this time.  By default the run goes on until nothing
-    is left to happen, which never comes for a scheduler that re-arms a
-    timer forever; after a virtual year it stops with a failure.
+    Stop the run at this time.  By default the run goes on until the
+    instance has settled: its own work done (no job to end, no step to
+    come), and the scheduler's timers then armed have each fired once
+    without it sending the broker a message (a timer that only logs, such
+    as a periodic statistics line, does not keep a run going).  A
+    scheduler whose timers keep sending messages never settles: after a
+    virtual year the run stops with a failure that names what it sent and
+    from which line.  So does a scenario whose own work goes on past a
+    year (a job that long); give it an ``end``.
 
 ``expect``
     ``jobs``: per job name, any of ``state`` (SCHED, RUN, CLEANUP,
@@ -273,7 +279,7 @@ class _Runner:
         return self.result
 
     def _run(self) -> None:
-        from mock_broker.runtime.broker import BrokerStalled
+        from mock_broker.runtime.broker import BrokerStalled, BrokerUnsettled
         from mock_broker.runtime.module_host import ModuleLoadError
 
         for job in self.scenario.running:
@@ -297,7 +303,10 @@ class _Runner:
             self.broker.run_until(self.epoch + self.scenario.end)
         else:
             try:
-                self.broker.run(limit=SETTLE_LIMIT)
+                self.broker.run_until_settled(limit=SETTLE_LIMIT)
+            except BrokerUnsettled as exc:
+                # The module's doing, not the scenario's: say so to its author.
+                self._fail("run", f"the scheduler never settled: {exc}")
             except BrokerStalled as exc:
                 self._fail("run", f"did not settle ({exc}); set end: to stop it")
         for expectation in self.scenario.jobs:

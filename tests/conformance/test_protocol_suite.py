@@ -36,7 +36,12 @@ PROTOCOL = [
 #: Correct schedulers that never annotate a job: what the annotation
 #: clauses are about never happens, so no probe passes them.
 NEVER_ANNOTATES = {"alloc.annotate-has-annotations", "annotations.t-estimate-absolute"}
-UNEXERCISED = {"correct_fifo": NEVER_ANNOTATES, "seed_minimal": NEVER_ANNOTATES}
+UNEXERCISED = {
+    "correct_fifo": NEVER_ANNOTATES,
+    "seed_minimal": NEVER_ANNOTATES,
+    "periodic_stats": NEVER_ANNOTATES,
+    "periodic_unref": NEVER_ANNOTATES,
+}
 
 
 def check_judged(scheduler: str, judged: set, reasons: dict) -> None:
@@ -52,6 +57,10 @@ def check_judged(scheduler: str, judged: set, reasons: dict) -> None:
 CORRECT = {
     "correct_fifo": str(GALLERY / "correct_fifo.py"),
     "seed_minimal": str(SEED / "seed_minimal.py"),
+    # A stats line logged every 60 s, from a timer referenced or not: the
+    # library scenarios must still settle.
+    "periodic_stats": str(SEED / "periodic.py") + ":PeriodicStats",
+    "periodic_unref": str(SEED / "periodic.py") + ":UnrefStats",
     "fifo": str(ROOT / "schedulers" / "fifo" / "schedkit-fifo.py"),
     "easy": str(ROOT / "schedulers" / "easy" / "schedkit-easy.py"),
     "conservative": str(

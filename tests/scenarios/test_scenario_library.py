@@ -118,6 +118,18 @@ def test_library_passes_against_other_correct_schedulers(
             _passes_but_for_R_times(path, scheduler_path(scheduler))
 
 
+@pytest.mark.parametrize("cls", ["PeriodicStats", "UnrefStats"])
+def test_library_passes_against_a_scheduler_with_a_periodic_stats_timer(
+    cls, scheduler_path
+):
+    # Its 60 s timer only logs: every run settles once the instance's own
+    # work is done, as a real instance goes idle around such a module.
+    for path in LIBRARY:
+        result = run_scenario(path, scheduler_path(f"periodic.py:{cls}"))
+        assert result.passed, f"{path.stem}: " + "\n".join(result.reasons())
+        assert any(text.startswith("stats:") for *_, text in result.broker.logs)
+
+
 # (scenario, faulty scheduler, violation kinds the referee must report)
 FAULTS = [
     ("cancel-pending-job", "broken.py:IgnoresCancel", ["unanswered-cancel"]),

@@ -326,3 +326,46 @@ def make_broker_with_seed():
     Referee.attach(broker)
     yield broker
     broker.close()
+
+
+SHORT_JOB = """\
+machine: {nodes: 1, cores: 4}
+steps:
+  - submit: {name: a, nodes: 1, cores: 4, runtime: 30}
+expect:
+  jobs:
+    a: {result: completed}
+"""
+
+
+def test_a_scheduler_that_never_settles_is_told_what_it_kept_doing(
+    write_scenario, scheduler_path, monkeypatch
+):
+    from conformance.scenarios import runner
+
+    monkeypatch.setattr(runner, "SETTLE_LIMIT", 600.0)  # (a year by default)
+    result = run_scenario(
+        write_scenario(SHORT_JOB), scheduler_path("periodic.py:PollingStats")
+    )
+    [failure] = result.failures
+    assert failure.startswith(
+        "run: the scheduler never settled: periodic never let the instance "
+        "settle: from t=30.000, when the instance's own work was done, to "
+        "t=600.000, its timers sent the broker messages 10 times (the last: "
+        f"kvs.lookup request from {scheduler_path('periodic.py')}:"
+    )
+    assert "in tick)" in failure and "set end:" not in failure
+
+
+def test_a_scenario_whose_own_work_outlasts_the_limit_is_told_to_set_end(
+    write_scenario, scheduler_path, monkeypatch
+):
+    from conformance.scenarios import runner
+
+    monkeypatch.setattr(runner, "SETTLE_LIMIT", 600.0)
+    path = write_scenario(SHORT_JOB.replace("runtime: 30", "runtime: 5000"))
+    result = run_scenario(path, scheduler_path("periodic.py:PeriodicStats"))
+    assert result.failures[0] == (
+        "run: did not settle (still busy after 600.0 virtual seconds); "
+        "set end: to stop it"
+    )
