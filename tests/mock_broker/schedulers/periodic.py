@@ -1,4 +1,4 @@
-"""The minimal scheduler with a repeating timer beside it.
+"""The minimal scheduler (R dated) with a repeating timer beside it.
 
 Loaded as ``periodic.py:Class``.  ``PeriodicStats`` logs a queue summary
 every 60 s, as operators like in ``flux dmesg``, and ``UnrefStats`` does
@@ -12,9 +12,9 @@ waited for.
 import os
 import sys
 
-# The guide's minimal scheduler, beside this file, does the scheduling.
+# The guide's minimal scheduler, R dated (beside this file), schedules.
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from seed_minimal import SimpleScheduler  # noqa: E402
+from stamped_minimal import StampedScheduler as SimpleScheduler  # noqa: E402
 
 PERIOD = 60.0
 
