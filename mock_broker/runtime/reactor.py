@@ -10,11 +10,12 @@ first, ties in arming order), queued messages (arrival order), future
 continuations, idle watchers with callbacks, check watchers.  The order is
 libev's (prepare, poll, timers, I/O, idle, check) flattened to one queue per
 kind, and every tie is broken by a sequence number, so a run is
-reproducible to the byte.  As in libev, prepare watchers run once before
-the loop would block: after an iteration that ran any other callback (or
-had an idle watcher), an active prepare watcher keeps the reactor busy,
-the clock does not move until it has run, and it does not run again on
-waking up.
+reproducible to the byte.  As in libev, prepare and check watchers are not
+work: prepare watchers run once before the loop would block (right after
+the iteration's callbacks when nothing else is ready) and check watchers
+once per wakeup (last in the iteration it starts), so with nothing else
+ready the loop blocks (the clock may move) however long they stay active.  Only ready work keeps it going
+round: an active idle watcher, a due timer, a message or a continuation.
 """
 
 from __future__ import annotations
@@ -57,8 +58,8 @@ class Reactor:
         self.exception: BaseException | None = None
         #: Number of callbacks dispatched and of iterations run.
         self.dispatched = 0
-        # True while the prepare watchers have run since the last other
-        # callback: the loop may block (the clock may move) without them.
+        # True once the prepare watchers have run since the loop last did
+        # work: it may block (the clock may move) without running them.
         self._prepared = False
         self.iterations = 0
         self.on_message: Callable[[Any], None] | None = None
@@ -125,14 +126,17 @@ class Reactor:
         armed = [when for when, token, w in self._timers if w._timer_token == token]
         return max(armed) if armed else None
 
-    def busy(self) -> bool:
-        """True if an iteration would do work without the clock moving."""
+    def ready(self) -> bool:
+        """True if work is ready now (an active idle watcher, a message, a
+        continuation, a due timer): the loop would go round, not block."""
         if self._idle or self._inbox or self._calls:
-            return True
-        if self._prepare and not self._prepared:
             return True
         when = self.next_timer_time()
         return when is not None and when <= self.clock.now
+
+    def busy(self) -> bool:
+        """True if an iteration would do work without the clock moving."""
+        return self.ready() or bool(self._prepare) and not self._prepared
 
     def busy_with(self) -> str:
         """What keeps this reactor busy without the clock moving, for the
@@ -170,16 +174,20 @@ class Reactor:
     # -- one iteration --------------------------------------------------
 
     def iterate(self) -> bool:
-        """Run one loop iteration; return False once the reactor is stopped."""
+        """Run one loop iteration; return False once the reactor is stopped.
+
+        The prepare watchers run first unless they ran since the loop's
+        last work; with nothing ready then, the loop blocks there and the
+        iteration ends (the check watchers run when it wakes).
+        """
         if self.stop_reason is not None:
             return False
         self.iterations += 1
-        if not self._prepared:
-            for watcher in list(self._prepare.values()):
-                if not self._invoke(watcher._fire):
-                    return False
-            self._prepared = True
-        dispatched = self.dispatched
+        if not self._prepared and not self._run_prepare():
+            return False
+        if not self.ready():
+            return True
+        self._prepared = False
         now = self.clock.now
         while True:
             self._drop_stale_timers()
@@ -201,8 +209,17 @@ class Reactor:
         for watcher in list(self._check.values()):
             if not self._invoke(watcher._fire):
                 return False
-        if self.dispatched != dispatched or self._idle:
-            self._prepared = False  # the loop goes round again before blocking
+        if self.ready():
+            return True  # the next iteration starts with the prepare watchers
+        # About to block: libev runs the prepare watchers now, in this same
+        # iteration, so waiting for the next event never counts as one.
+        return self._run_prepare()
+
+    def _run_prepare(self) -> bool:
+        for watcher in list(self._prepare.values()):
+            if not self._invoke(watcher._fire):
+                return False
+        self._prepared = True
         return self.stop_reason is None
 
     def _invoke(self, fn: Callable[[], None]) -> bool:

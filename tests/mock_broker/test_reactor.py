@@ -349,3 +349,24 @@ def test_iterations_are_counted_per_instant_and_only_under_a_limit(make_broker):
         BrokerLivelock, match="^20 reactor iterations of seed_generator"
     ):
         run(20, (0.0,))
+
+
+def test_prepare_and_check_watchers_always_on_let_the_clock_move(make_broker):
+    # The libev way to measure a loop's utilisation: a prepare watcher (the
+    # loop is about to block) and a check watcher (it woke), both always
+    # active.  Neither is work: each runs once per wakeup, the jobs run to
+    # completion, and no instant needs more than a few iterations.
+    b = make_broker(Machine.uniform(1, 4))
+    b.max_iterations_per_instant = 10
+    b.load(sched("loop_utilisation.py"))
+    ids = [b.jobs.submit(whole_nodes(1), runtime=10) for _ in range(2)]
+    b.run()
+    assert [b.jobs.job(j).state for j in ids] == ["INACTIVE"] * 2
+    assert [elapsed(b, b.jobs.job(j).t_end) for j in ids] == [10.0, 20.0]
+    report = b.rpc("loop_utilisation.report")
+    # one prepare before the loop first blocks, then a check and a prepare
+    # per wakeup: the allocs and the first job's R commit answered at t=0,
+    # its free and the second job's commit at 10, the last free at 20
+    assert report["check"] == [0.0, 0.0, 10.0, 10.0, 20.0]
+    assert report["prepare"] == [0.0, *report["check"]]
+
