@@ -19,6 +19,7 @@ from mock_broker.flux_substitute.watchers import (
     CheckWatcher,
     IdleWatcher,
     PrepareWatcher,
+    SignalWatcher,
     TimerWatcher,
 )
 
@@ -187,6 +188,12 @@ class Flux:
 
     def idle_watcher_create(self, callback=None, args=None):
         return IdleWatcher(self, callback, args)
+
+    def signal_watcher_create(self, signum, callback, args=None):
+        """A watcher for signal *signum* that never fires: the mock broker
+        sends modules no signals (see
+        :class:`~mock_broker.flux_substitute.watchers.SignalWatcher`)."""
+        return SignalWatcher(self, signum, callback, args)
 
     # -- broker attributes and configuration --------------------------------
 

@@ -1,4 +1,5 @@
-"""Stands in for ``flux.core.watchers``: timer, prepare, check, idle watchers.
+"""Stands in for ``flux.core.watchers``: timer, prepare, check, idle and
+signal watchers.
 
 Watchers attach to the hosting module's virtual-time
 :class:`~mock_broker.runtime.reactor.Reactor`.  Callbacks receive
@@ -6,6 +7,9 @@ Watchers attach to the hosting module's virtual-time
 """
 
 from __future__ import annotations
+
+import errno
+import signal
 
 
 class Watcher:
@@ -132,3 +136,32 @@ class IdleWatcher(Watcher):
         self.callback = callback
         self.args = args
         super().__init__(flux_handle)
+
+
+class SignalWatcher(Watcher):
+    """A watcher for signal *signal_int* that never fires.
+
+    The mock broker sends a hosted module no signals (nothing outside the
+    kit can reach a module that runs in the kit's process), so this
+    watcher only takes the calls of flux-python's: it starts, stops and
+    is destroyed as the real one is, and its callback,
+    ``callback(flux_handle, watcher, signum, args)``, is never called.
+    It never keeps the reactor busy.
+    """
+
+    def __init__(self, flux_handle, signal_int, callback, args=None):
+        self.signal_int = signal_int
+        self.callback = callback
+        self.args = args
+        super().__init__(flux_handle)
+        # As flux-python's: the number is checked once the watcher exists.
+        if signal_int < 1 or signal_int >= signal.NSIG:
+            raise OSError(errno.EINVAL, "invalid signal number")
+
+    def start(self):
+        self._active = True  # with nothing to deliver, the reactor never sees it
+        return self
+
+    def stop(self):
+        self._active = False
+        return self

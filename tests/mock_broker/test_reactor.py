@@ -370,3 +370,14 @@ def test_prepare_and_check_watchers_always_on_let_the_clock_move(make_broker):
     assert report["check"] == [0.0, 0.0, 10.0, 10.0, 20.0]
     assert report["prepare"] == [0.0, *report["check"]]
 
+
+def test_signal_watchers_start_stop_and_never_fire(make_broker):
+    # flux-python's handle makes signal watchers; the kit sends a module no
+    # signals, so one started stays silent and never holds the clock.
+    b = make_broker(Machine.uniform(1, 4))
+    b.load(sched("signal_idioms.py:SignalWatcherScheduler"))
+    ids = [b.jobs.submit(whole_nodes(1), runtime=10) for _ in range(2)]
+    b.run()
+    assert [elapsed(b, b.jobs.job(j).t_end) for j in ids] == [10.0, 20.0]
+    report = b.rpc("signal_idioms.report")
+    assert report == {"signalled": [], "refused": "EINVAL"}
