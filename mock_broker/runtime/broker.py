@@ -544,7 +544,7 @@ class MockBroker:
                 if link.state == "reactor" and link.reactor.busy():
                     if self.max_iterations_per_instant is not None:
                         self._count_iteration(link)
-                    link.reactor.iterate()
+                    link.iterate()
                     progressed = True
                     if link.reactor.stop_reason is not None:
                         link.resume()

@@ -13,6 +13,9 @@ module's callbacks itself, on its own thread, which costs no thread switch
 per message.  When the module blocks in ``future.get()`` the broker's
 services keep working (virtual time advances for them) until the response
 arrives, while the module's own timers wait, as in a blocked module thread.
+What code on that process's main thread may do that a thread may not
+(``signal.signal()``, ``asyncio.get_event_loop()``) is given to
+``mod_main`` and the callbacks by :mod:`mock_broker.runtime.module_process`.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from mock_broker.runtime.module_process import ModuleProcess, hosting
 from mock_broker.runtime.reactor import Reactor
 
 # Bound before any module loads: a real broker starts a Python module in a
@@ -266,6 +270,9 @@ class ModuleLink:
         self.name = spec.name
         self.args = list(args)
         self.reactor = Reactor(broker.clock)
+        #: What the module's own process would hold (signal handlers, its
+        #: asyncio loop) for code on a main thread; see module_process.
+        self.process = ModuleProcess()
         self.attrs = {"rank": 0, "size": 1, "broker.pid": 4242}
         self.config = broker.config
         #: "init" (in mod_main), "reactor" (in reactor_run), "exited"
@@ -309,13 +316,21 @@ class ModuleLink:
 
     def _thread_main(self) -> None:
         try:
-            self.spec.entry(self.handle, *self.args)
+            with hosting(self.process):
+                self.spec.entry(self.handle, *self.args)
         except BaseException as exc:  # noqa: BLE001 - reported as module exit
             self.exit_error = exc
             self.exit_traceback = traceback.format_exc()
         finally:
+            self.process.close()
             self.state = "exited"
             self._to_broker.release()
+
+    def iterate(self) -> None:
+        """One iteration of the module's reactor, its callbacks run as on
+        the main thread of the module's process (see module_process)."""
+        with hosting(self.process):
+            self.reactor.iterate()
 
     def run_reactor(self) -> int:
         """``reactor_run()``: park mod_main until the reactor is stopped."""

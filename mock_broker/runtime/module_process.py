@@ -1,0 +1,164 @@
+"""What the main thread of a module's own process gives it, for a module
+hosted on a thread.
+
+flux-core 0.88 calls ``mod_main`` on the main thread of a process of the
+module's own, and its callbacks run there too.  The mock broker runs
+``mod_main`` on a thread and the callbacks on the broker's thread (see
+:mod:`mock_broker.runtime.module_host`), where two things a main thread
+may do would differ:
+
+- ``signal.signal()`` raises ValueError off the main thread, and on the
+  broker's thread it would change the kit's own process.  For module
+  code it records the handler in the module's :class:`ModuleProcess`
+  instead, installs nothing (the mock broker sends modules no signals)
+  and returns the one it replaces; ``signal.getsignal()`` answers from
+  that record.
+- ``asyncio.get_event_loop()`` raises RuntimeError on any thread but the
+  main one when no loop was set.  For module code an event-loop policy
+  gives each module one loop of its own, as its main thread would get:
+  made at the first call, shared by ``mod_main`` and the callbacks,
+  closed when ``mod_main`` returns.
+
+Module code here is ``mod_main``'s thread and the broker's thread while
+it runs the module's callbacks (:func:`hosting`).  Everywhere else (the
+kit, the threads a module starts) both behave as Python's own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import signal
+import threading
+from typing import Any
+
+_real_signal = signal.signal
+_real_getsignal = signal.getsignal
+_local = threading.local()
+
+
+def current() -> ModuleProcess | None:
+    """The module whose main thread the calling thread stands for now."""
+    return getattr(_local, "process", None)
+
+
+class _Hosting:
+    __slots__ = ("_process", "_previous")
+
+    def __init__(self, process: ModuleProcess):
+        self._process = process
+
+    def __enter__(self) -> ModuleProcess:
+        self._previous = current()
+        _local.process = self._process
+        return self._process
+
+    def __exit__(self, *exc) -> None:
+        _local.process = self._previous
+
+
+def hosting(process: ModuleProcess) -> _Hosting:
+    """Context manager: the calling thread runs *process*'s module code."""
+    return _Hosting(process)
+
+
+class ModuleProcess:
+    """The per-process state a hosted module's main thread holds: its
+    signal handlers and its asyncio event loop."""
+
+    def __init__(self) -> None:
+        _install()
+        #: Handlers the module set with ``signal.signal()``, by number.
+        self.signal_handlers: dict[int, Any] = {}
+        self.loop: asyncio.AbstractEventLoop | None = None
+        # Set by set_event_loop(): a main thread then makes no loop itself.
+        self.loop_set = False
+        self._loops_made: list[asyncio.AbstractEventLoop] = []
+
+    def make_loop(self, policy: asyncio.AbstractEventLoopPolicy):
+        """Make the module's loop with *policy* (closed by :meth:`close`)."""
+        self.loop = policy.new_event_loop()
+        self._loops_made.append(self.loop)
+        return self.loop
+
+    def close(self) -> None:
+        """The process ends: close the loops made for it (their selector
+        and self-pipe would stay open in the kit's process)."""
+        for loop in self._loops_made:
+            if not loop.is_running() and not loop.is_closed():
+                loop.close()
+        self._loops_made.clear()
+
+
+def _signal(signalnum, handler):
+    process = current()
+    if process is None:
+        return _real_signal(signalnum, handler)
+    if signalnum not in signal.valid_signals():
+        raise ValueError("signal number out of range")
+    if signalnum in (signal.SIGKILL, signal.SIGSTOP):
+        raise OSError(errno.EINVAL, "Invalid argument")
+    if not callable(handler) and handler not in (signal.SIG_DFL, signal.SIG_IGN):
+        raise TypeError(
+            "signal handler must be signal.SIG_IGN, signal.SIG_DFL, "
+            "or a callable object"
+        )
+    previous = _getsignal(signalnum)
+    process.signal_handlers[int(signalnum)] = handler
+    return previous
+
+
+def _getsignal(signalnum):
+    process = current()
+    if process is not None and signalnum in process.signal_handlers:
+        return process.signal_handlers[signalnum]
+    return _real_getsignal(signalnum)
+
+
+class _ModuleLoopPolicy(asyncio.DefaultEventLoopPolicy):
+    """Python's default policy, but module code gets its module's loop,
+    with a main thread's rules (one made if none was ever set)."""
+
+    def get_event_loop(self):
+        process = current()
+        if process is None:
+            return super().get_event_loop()
+        if process.loop is None and not process.loop_set:
+            process.make_loop(self)
+        if process.loop is None:
+            raise RuntimeError(
+                "There is no current event loop in thread "
+                f"{threading.current_thread().name!r}."
+            )
+        return process.loop
+
+    def set_event_loop(self, loop):
+        process = current()
+        if process is None:
+            return super().set_event_loop(loop)
+        if loop is not None and not isinstance(loop, asyncio.AbstractEventLoop):
+            raise TypeError(
+                "loop must be an instance of AbstractEventLoop or None, "
+                f"not '{type(loop).__name__}'"
+            )
+        process.loop_set = True
+        process.loop = loop
+        return None
+
+
+_installed = False
+
+
+def _install() -> None:
+    """Route ``signal.signal``/``getsignal`` and the event-loop policy
+    through this module, once, when the first module is hosted (as the
+    clock replaces ``time.time``); what a module replaces later stays, as
+    in its process.  Only Python's default policy is replaced: under a
+    policy someone else set, module code gets that policy's rules."""
+    global _installed
+    if _installed:
+        return
+    _installed = True
+    signal.signal, signal.getsignal = _signal, _getsignal
+    if type(asyncio.get_event_loop_policy()) is asyncio.DefaultEventLoopPolicy:
+        asyncio.set_event_loop_policy(_ModuleLoopPolicy())

@@ -1,0 +1,69 @@
+"""What a module may do on the main thread of its own process, as
+flux-core 0.88 runs ``mod_main`` and the callbacks, while the mock broker
+runs them on threads of its own process: ``signal.signal()`` and
+``asyncio.get_event_loop()`` (see ``mock_broker/runtime/module_process.py``)."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import threading
+
+from mock_broker_helpers import elapsed, sched, whole_nodes
+
+from mock_broker.machine import Machine
+
+USR = (signal.SIGUSR1, signal.SIGUSR2)
+
+
+def run_two_jobs(make_broker, module):
+    b = make_broker(Machine.uniform(1, 4))
+    link = b.load(sched(f"main_thread_idioms.py:{module}"))
+    ids = [b.jobs.submit(whole_nodes(1), runtime=10) for _ in range(2)]
+    b.run()
+    assert [elapsed(b, b.jobs.job(j).t_end) for j in ids] == [10.0, 20.0]
+    return b, link
+
+
+def test_signal_handlers_a_module_sets_are_its_own(make_broker):
+    before = {s: signal.getsignal(s) for s in USR}
+    assert before == dict.fromkeys(USR, signal.SIG_DFL)  # what the test assumes
+    b, _ = run_two_jobs(make_broker, "SignalHandlerScheduler")
+    # in mod_main (its thread) and in a callback (the broker's), each call
+    # answers as on a main thread, and getsignal() returns what was set
+    assert b.rpc("main_thread_idioms.report") == {
+        "mod_main": {"previous": "SIG_DFL", "now": "own"},
+        "callback": {"previous": "SIG_DFL", "now": "SIG_IGN", "usr1": "own"},
+    }
+    # nothing was installed in this process, whose own calls still install
+    assert {s: signal.getsignal(s) for s in USR} == before
+    previous = signal.signal(signal.SIGUSR2, signal.SIG_IGN)
+    try:
+        assert signal.getsignal(signal.SIGUSR2) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGUSR2, previous)
+
+
+def test_a_module_gets_an_event_loop_of_its_own(make_broker):
+    b, link = run_two_jobs(make_broker, "AsyncioScheduler")
+    # one loop, made in mod_main, is the callbacks' loop too
+    report = b.rpc("main_thread_idioms.report")
+    assert report == {"results": [2, 2, 4], "same_loop": [True, True]}
+    loop = link.process.loop
+    assert not loop.is_closed()
+    b.unload()
+    assert loop.is_closed()  # its process ended
+
+    # any other thread gets Python's own answer
+    raised = []
+
+    def other_thread():
+        try:
+            asyncio.get_event_loop()
+        except RuntimeError as exc:
+            raised.append(str(exc))
+
+    thread = threading.Thread(target=other_thread, name="not-a-module")
+    thread.start()
+    thread.join()
+    assert raised == ["There is no current event loop in thread 'not-a-module'."]
