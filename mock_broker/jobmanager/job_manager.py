@@ -65,6 +65,19 @@ def _alloc_payload(job: Job) -> str:
     return f'{head[:-1]},"jobspec":{job.jobspec_text}}}'
 
 
+def _kvs_jobspec(job: Job) -> str:
+    """The text of the jobspec as flux-core's job-ingest stores it under
+    the job's KVS key: without ``attributes.system.environment`` (dropped
+    there for its bulk), else the very text the alloc requests carry."""
+    system = job.jobspec.get("attributes") if isinstance(job.jobspec, dict) else None
+    system = system.get("system") if isinstance(system, dict) else None
+    if not isinstance(system, dict) or "environment" not in system:
+        return job.jobspec_text
+    stored = copy.deepcopy(job.jobspec)
+    del stored["attributes"]["system"]["environment"]
+    return compact_json(stored)
+
+
 def _expiration_of(R: dict) -> float:
     """R's ``execution.expiration``, or 0 (none) when the scheduler's R
     gives no usable one: what it says is judged by the referee, and the
@@ -203,6 +216,8 @@ class JobManager:
             release=release,
         )
         job.jobspec_text = jobspec_text
+        # What job-ingest commits before the job-manager hears of the job.
+        self.broker.kvs.put_text(f"{JobID(job.id).kvs}.jobspec", _kvs_jobspec(job))
         if runtime is None:
             runtime = job.duration or self.default_runtime
         job.runtime = float(runtime)

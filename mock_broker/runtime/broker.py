@@ -46,6 +46,7 @@ from mock_broker.runtime.module_host import (  # noqa: E402
 )
 from mock_broker.runtime.observer import BrokerObserver  # noqa: E402
 from mock_broker.runtime.transcript import Later, Transcript  # noqa: E402
+from mock_broker.services.job_info import JobInfoService  # noqa: E402
 from mock_broker.services.kvs import KVSError, KVSService  # noqa: E402
 from mock_broker.services.resource import ResourceService  # noqa: E402
 
@@ -158,6 +159,7 @@ class MockBroker:
         self.jobs = JobManager(
             self, default_runtime=default_runtime, release_after=release_after
         )
+        self.job_info = JobInfoService(self.kvs, lambda jobid: jobid in self.jobs.jobs)
         #: Who watches the run (see :mod:`mock_broker.runtime.observer`).
         self.observer: BrokerObserver = BrokerObserver(self)
         self.modules: dict[str, ModuleLink] = {}
@@ -192,6 +194,7 @@ class MockBroker:
             "resource.acquire": self._resource_acquire,
             "kvs.commit": self._kvs_commit,
             "kvs.lookup": self._kvs_lookup,
+            "job-info.lookup": self._job_info_lookup,
             "job-manager.sched-hello": self.jobs.hello,
             "job-manager.sched-ready": self.jobs.ready,
             "job-manager.raise": self.jobs.raise_request,
@@ -484,13 +487,18 @@ class MockBroker:
     def _resource_acquire(self, link, msg) -> None:
         self.resources.acquire(link, msg)
 
-    def _kvs_commit(self, link, msg) -> None:
+    def _answer(self, link, msg, service: Callable[[], object]) -> None:
+        """Respond with what *service()* returns, or with the error it
+        raises as :class:`KVSError`."""
         try:
-            self.kvs.commit(msg.payload or {})
+            payload = service()
         except KVSError as exc:
-            self.respond_error(link, msg, exc.errnum, str(exc))
+            self.respond_error(link, msg, exc.errnum, exc.text)
             return
-        self.respond(link, msg, {})
+        self.respond(link, msg, payload)
+
+    def _kvs_commit(self, link, msg) -> None:
+        self._answer(link, msg, lambda: self.kvs.commit(msg.payload or {}) or {})
 
     def _kvs_lookup(self, link, msg) -> None:
         payload = msg.payload
@@ -498,12 +506,10 @@ class MockBroker:
         if not isinstance(key, str):
             self.respond_error(link, msg, errno.EPROTO, "kvs.lookup: no key")
             return
-        try:
-            value = self.kvs.lookup(key)
-        except KVSError as exc:
-            self.respond_error(link, msg, exc.errnum, str(exc))
-            return
-        self.respond(link, msg, {"key": key, "value": value})
+        self._answer(link, msg, lambda: {"key": key, "value": self.kvs.lookup(key)})
+
+    def _job_info_lookup(self, link, msg) -> None:
+        self._answer(link, msg, lambda: self.job_info.lookup(msg.payload))
 
     # -- the loop -------------------------------------------------------------------
 

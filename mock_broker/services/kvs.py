@@ -18,9 +18,13 @@ from mock_broker.flux_substitute.message import compact_json
 
 
 class KVSError(Exception):
-    def __init__(self, errnum: int, text: str):
+    """A service's error response: *errnum*, and *text* (None: the service
+    sends no error text, and the requester sees strerror's)."""
+
+    def __init__(self, errnum: int, text: str | None):
         super().__init__(text)
         self.errnum = errnum
+        self.text = text
 
 
 def _raw_value(text: str):
@@ -85,6 +89,16 @@ class KVSService:
         """Write one key directly (the broker's own writes, e.g. R of jobs
         that were running before the scenario started)."""
         self._store[key] = _text(value)
+
+    def put_text(self, key: str, text: str) -> None:
+        """Write one key whose value is already compact JSON text (a
+        jobspec encoded once at submission: the stored text is that same
+        string, not a second copy)."""
+        self._store[key] = text
+
+    def text(self, key: str) -> str | None:
+        """The stored text of *key* (JSON, or a raw put's text), or None."""
+        return self._store.get(key)
 
     def lookup(self, key: str):
         if key not in self._store:
