@@ -45,6 +45,7 @@ SUBSTITUTES: dict[str, str] = {
 KEPT_MODULES: tuple[str, ...] = (
     "flux.scheduler",
     "flux.brokermod",
+    "flux.job.kvslookup",
     "flux.resource",
     "flux.resource.ResourceCount",
     "flux.resource.ResourcePool",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import importlib.abc
 import importlib.machinery
+import os
 import types
 
 
@@ -52,16 +53,18 @@ class _AliasLoader(importlib.abc.Loader):
 class SubstituteFinder(importlib.abc.MetaPathFinder):
     """Meta path finder placed ahead of the wheel for the substituted names.
 
-    ``flux`` gets the wheel's package directory as its search path, so every
-    submodule that is not substituted loads from the wheel's own file.
+    ``flux`` (and ``flux.job``) get the wheel's package directory as their
+    search path, so every submodule that is not substituted loads from the
+    wheel's own file.
     """
 
     def __init__(self, substitutes: dict[str, str], flux_dir: str):
         self._substitutes = dict(substitutes)
+        # flux.job's init is replaced, its submodules are the wheel's.
         self._search_paths: dict[str, list[str]] = {
             "flux": [flux_dir],
             "_flux": [],
-            "flux.job": [],
+            "flux.job": [os.path.join(flux_dir, "job")],
         }
 
     def find_spec(self, fullname, path=None, target=None):

@@ -194,21 +194,27 @@ class FutureExt(Future):
 
 
 class WaitAllFuture(Future):
-    """Fulfilled once every child future is."""
+    """Fulfilled once every child future is.
+
+    ``children`` is the list of futures, as in flux-python (whose
+    ``JobKVSLookupFuture`` reads it); a pushed child's *name* names it in
+    libflux's composite only, so it is not kept.
+    """
 
     def __init__(self, children=None):
         super().__init__()
-        self.children = {}
-        for child in children or []:
-            self.push(child)
+        self.children = [] if children is None else children
+        for child in self.children:
+            if self._flux_handle is None:
+                self._flux_handle = child.get_flux()
 
     def push(self, child, name=None):
-        self.children[name or f"child{len(self.children)}"] = child
         if self._flux_handle is None:
             self._flux_handle = child.get_flux()
+        self.children.append(child)
 
     def wait_for(self, timeout=-1.0):
-        for child in self.children.values():
+        for child in self.children:
             child.wait_for(timeout)
         if not self._results:
             self.fulfill(None)

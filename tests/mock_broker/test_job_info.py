@@ -26,9 +26,16 @@ R = {
 }
 
 
-def _lookup_log(b: MockBroker) -> dict:
+def _hello_lookups(module: str) -> tuple[int, dict, dict]:
+    """Run *module* on a broker with one job running; return the job's id
+    and jobspec and what the module logged reading them in hello()."""
+    b = MockBroker()
+    jobspec = whole_nodes(1, duration=600)
+    jobid = b.jobs.add_running(R, jobspec)
+    b.load(sched(module))
+    b.run_until_quiet()
     [text] = [t for _, _, _, t in b.logs if t.startswith("lookup ")]
-    return json.loads(text.removeprefix("lookup "))
+    return jobid, jobspec, json.loads(text.removeprefix("lookup "))
 
 
 def test_a_submitted_job_has_its_jobspec_in_the_kvs_without_the_environment():
@@ -43,12 +50,7 @@ def test_a_submitted_job_has_its_jobspec_in_the_kvs_without_the_environment():
 
 
 def test_a_scheduler_reads_a_running_jobs_jobspec_and_R_in_hello():
-    b = MockBroker()
-    jobspec = whole_nodes(1, duration=600)
-    jobid = b.jobs.add_running(R, jobspec)
-    b.load(sched("hello_lookup.py"))
-    b.run_until_quiet()
-    found = _lookup_log(b)
+    jobid, jobspec, found = _hello_lookups("hello_lookup.py")
     assert found["kvs"] == jobspec
     assert json.loads(found["text"]["jobspec"]) == jobspec
     assert json.loads(found["text"]["R"]) == R
@@ -69,3 +71,23 @@ def test_job_info_has_no_R_for_a_job_not_yet_allocated():
     with pytest.raises(KVSError, match="R: key not found") as info:
         b.job_info.lookup({"id": jobid, "keys": ["jobspec", "R"], "flags": 0})
     assert info.value.errnum == errno.ENOENT
+
+
+def test_flux_pythons_own_job_info_helpers_run_on_the_substitute():
+    jobid, jobspec, found = _hello_lookups("hello_job_api.py")
+    assert found["rpc_class"] is True
+    assert found["info"] == {"id": jobid, "jobspec": jobspec, "R": R}
+    assert found["kvs_lookup"] == {"id": jobid, "jobspec": jobspec}
+    assert found["unknown"] is None
+    assert found["many"] == [{"id": jobid, "R": R}]
+    assert found["errors"] == ["JobID 12345 unknown"]
+
+
+def test_a_flux_job_name_whose_wheel_module_cannot_load_says_why():
+    import flux.job
+
+    with pytest.raises(
+        ImportError,
+        match="flux.job.event_watch_async .from flux.job.event. does not load",
+    ):
+        flux.job.event_watch_async  # noqa: B018
