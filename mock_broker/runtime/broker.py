@@ -35,6 +35,7 @@ from flux.message import Message  # noqa: E402  (needs the substitute)
 from mock_broker.flux_substitute import constants  # noqa: E402
 from mock_broker.jobmanager.job_manager import JobManager  # noqa: E402
 from mock_broker.machine import Machine  # noqa: E402
+from mock_broker.runtime.attributes import broker_attributes  # noqa: E402
 from mock_broker.runtime.clock import EPOCH, VirtualClock  # noqa: E402
 from mock_broker.runtime.module_host import (  # noqa: E402
     ModuleLink,
@@ -155,6 +156,8 @@ class MockBroker:
         self.transcript = Transcript(self.clock)
         self.kvs = KVSService()
         self.machine = machine or Machine.uniform(4, 4)
+        #: What ``h.attr_get()`` reads (see :mod:`mock_broker.runtime.attributes`).
+        self.attributes = broker_attributes(seed, epoch, self.machine.hostname(0))
         self.resources = ResourceService(self, self.machine)
         self.jobs = JobManager(
             self, default_runtime=default_runtime, release_after=release_after

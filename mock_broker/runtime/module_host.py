@@ -273,7 +273,7 @@ class ModuleLink:
         #: What the module's own process would hold (signal handlers, its
         #: asyncio loop) for code on a main thread; see module_process.
         self.process = ModuleProcess()
-        self.attrs = {"rank": 0, "size": 1, "broker.pid": 4242}
+        self.attrs = dict(broker.attributes)
         self.config = broker.config
         #: "init" (in mod_main), "reactor" (in reactor_run), "exited"
         self.state = "init"
