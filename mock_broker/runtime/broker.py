@@ -195,6 +195,7 @@ class MockBroker:
             "service.add": self._service_add,
             "service.remove": self._service_remove,
             "resource.acquire": self._resource_acquire,
+            "resource.status": self._resource_status,
             "kvs.commit": self._kvs_commit,
             "kvs.lookup": self._kvs_lookup,
             "job-info.lookup": self._job_info_lookup,
@@ -499,6 +500,9 @@ class MockBroker:
             self.respond_error(link, msg, exc.errnum, exc.text)
             return
         self.respond(link, msg, payload)
+
+    def _resource_status(self, link, msg) -> None:
+        self.respond(link, msg, self.resources.status())
 
     def _kvs_commit(self, link, msg) -> None:
         self._answer(link, msg, lambda: self.kvs.commit(msg.payload or {}) or {})

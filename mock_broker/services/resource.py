@@ -24,6 +24,8 @@ class ResourceService:
         self.all_ranks = set(machine.ranks())
         self.removed: set[int] = set()
         self.drained: set[int] = set()
+        #: When and why each drained rank was drained (``resource.status``).
+        self.drain_info: dict[int, tuple[float, str]] = {}
         self.crashed: set[int] = set()
         self.expiration = float(machine.expiration)
         self._streams: list[tuple[object, object]] = []
@@ -50,6 +52,29 @@ class ResourceService:
         if self.expiration:
             payload["expiration"] = self.expiration
         self.broker.respond(link, msg, payload)
+
+    def status(self) -> dict:
+        """The ``resource.status`` payload of flux-core 0.88 (what ``flux
+        resource status`` shows): R without ``scheduling``, drained ranks
+        grouped by when and why, and the ranks online and offline (a rank
+        shrunk away is offline); no ranks are excluded or torpid here."""
+        R = {k: v for k, v in self.R.items() if k != "scheduling"}
+        groups: dict[tuple[float, str], list[int]] = {}
+        for rank in sorted(self.drain_info):
+            groups.setdefault(self.drain_info[rank], []).append(rank)
+        drain = {
+            str(IDset(ranks)): {"timestamp": when, "reason": reason}
+            for (when, reason), ranks in groups.items()
+        }
+        offline = self.crashed | self.removed
+        return {
+            "R": R,
+            "drain": drain,
+            "online": str(IDset(sorted(self.all_ranks - offline))),
+            "offline": str(IDset(sorted(offline))),
+            "exclude": "",
+            "torpid": "",
+        }
 
     def forget(self, link) -> None:
         self._streams = [(lk, m) for lk, m in self._streams if lk is not link]
@@ -81,14 +106,24 @@ class ResourceService:
             self.broker.observer.ranks_up(came_up)
             self._notify({"up": str(IDset(sorted(came_up)))})
 
-    def drain(self, ranks) -> None:
+    def drain(self, ranks, reason: str = "") -> None:
+        """Drain *ranks*; a rank already drained keeps its time and reason
+        (as ``flux resource drain`` without ``--force``)."""
         before = self.up
-        self.drained |= self._ranks(ranks)
+        ids = self._ranks(ranks)
+        # flux-core keeps the time to the second.
+        when = float(round(self.broker.now))
+        for rank in ids - self.drained:
+            self.drain_info[rank] = (when, reason)
+        self.drained |= ids
         self._changed(before)
 
     def undrain(self, ranks) -> None:
         before = self.up
-        self.drained -= self._ranks(ranks)
+        ids = self._ranks(ranks)
+        self.drained -= ids
+        for rank in ids:
+            self.drain_info.pop(rank, None)
         self._changed(before)
 
     def set_down(self, ranks) -> None:
