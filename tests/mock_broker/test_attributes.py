@@ -6,8 +6,9 @@ from __future__ import annotations
 import errno
 import json
 
+from mock_broker_helpers import sched
+
 from mock_broker.runtime.broker import MockBroker
-from tests.mock_broker.mock_broker_helpers import sched
 
 NAMES = [
     "instance-level",

@@ -9,11 +9,11 @@ import json
 
 import pytest
 from flux.job import JobID
+from mock_broker_helpers import sched, whole_nodes
 
 from mock_broker.jobspec import make_jobspec
 from mock_broker.runtime.broker import MockBroker
 from mock_broker.services.kvs import KVSError
-from tests.mock_broker.mock_broker_helpers import sched, whole_nodes
 
 R = {
     "version": 1,

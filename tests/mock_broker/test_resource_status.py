@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import json
 
+from mock_broker_helpers import sched
+
 from mock_broker.runtime.broker import MockBroker
-from tests.mock_broker.mock_broker_helpers import sched
 
 
 def _statuses(b: MockBroker) -> list[dict]:
