@@ -40,6 +40,8 @@ from conformance.probes.sequence_checks import (
     describe,
     end_checks,
     evidence_seq,
+    idle_check,
+    idle_problem,
     inner_failure,
     printed_steps,
     shrink_limit,
@@ -74,6 +76,17 @@ SHAPES = {
 }
 
 _KNOWN_STATES = ("SCHED", "RUN", "CLEANUP", "INACTIVE")
+
+
+def min_nodes(shape: dict) -> int:
+    """The fewest whole nodes of :data:`CORES` cores a request of *shape*
+    runs on (on an idle machine)."""
+    nodes = shape.get("nodes")
+    if isinstance(nodes, dict):
+        return nodes["min"]
+    if nodes is not None:
+        return nodes
+    return -(-shape.get("slots", 1) * shape.get("cores", 1) // CORES)
 
 
 @dataclass(frozen=True)
@@ -154,6 +167,7 @@ def build_machine_class(ctx: ProbeContext, record: dict):
             self.broker = None
             self.link = None
             self.submitted: list[int] = []
+            self.min_nodes: dict[int, int] = {}
             record["examples"] = record.get("examples", 0) + 1
             self.final = current_build_context().is_final
 
@@ -193,6 +207,7 @@ def build_machine_class(ctx: ProbeContext, record: dict):
                 release=job.plan(),
             )
             self.submitted.append(jobid)
+            self.min_nodes[jobid] = min_nodes(SHAPES[job.shape])
             if settle:
                 self._settle()
             return jobid
@@ -367,6 +382,15 @@ def build_machine_class(ctx: ProbeContext, record: dict):
 
         @invariant()
         @_marks_failure
+        def no_idle_wait(self):
+            """Nothing runs while the first queued job fits."""
+            if self.broker is not None:
+                problem = idle_problem(self.broker, self.submitted, self.min_nodes)
+                if problem is not None:
+                    raise problem
+
+        @invariant()
+        @_marks_failure
         def no_job_lost(self):
             """Every submitted job is in a known state."""
             if self.broker is None:
@@ -388,6 +412,7 @@ def build_machine_class(ctx: ProbeContext, record: dict):
                     counts[key] = counts.get(key, 0) + value
             try:
                 if broker is not None and not self.failed:
+                    idle_check(broker, self.submitted, self.min_nodes)
                     end_checks(broker, self.link, self.submitted)
             finally:
                 if broker is not None and not self.final:

@@ -1,21 +1,26 @@
 """The checks and evidence of ``robust.random-sequences``.
 
-:func:`end_checks` is what every example ends with: everything undrained,
-up and released, the broker run to quiescence, then nothing left in SCHED,
-nothing held (by the job-manager model or the scheduler's own pool), and
-the scheduler still answering.  The rest turns hypothesis's report of a
-failure into evidence: the printed steps, the transcript entry to point at,
-one line of description; and bounds the time hypothesis spends shrinking.
+:func:`idle_check` and then :func:`end_checks` are what every example
+ends with: first the running jobs end with the drains left as they are,
+and an idle machine must not keep the first queued job waiting if it
+fits; then everything undrained, up and released, the broker run to
+quiescence, then nothing left in SCHED, nothing held (by the job-manager
+model or the scheduler's own pool), and the scheduler still answering.
+The rest turns hypothesis's report of a failure into evidence: the printed
+steps, the transcript entry to point at, one line of description; and
+bounds the time hypothesis spends shrinking.
 """
 
 from __future__ import annotations
 
 import contextlib
 
+from mock_broker.jobmanager.jobs import job_order
+
 #: Virtual seconds allowed per unfinished job when running to quiescence.
 END_SLACK_PER_JOB = 700.0
 #: The state machine's invariant methods (left out of the printed steps).
-INVARIANTS = ("referee_clean", "module_running", "no_job_lost")
+INVARIANTS = ("referee_clean", "module_running", "no_idle_wait", "no_job_lost")
 
 
 class SequenceFailure(AssertionError):
@@ -25,6 +30,55 @@ class SequenceFailure(AssertionError):
     def __init__(self, text: str, jobid: int | None = None):
         super().__init__(text)
         self.jobid = jobid
+
+
+def _idle(table, jobs) -> bool:
+    return not table.housekeeping.allocations and not any(
+        j.state in ("RUN", "CLEANUP") for j in jobs
+    )
+
+
+def idle_problem(broker, submitted: list[int], min_nodes: dict[int, int]):
+    """If nothing runs while the first queued job (the job-manager's
+    order, held jobs aside) fits on the usable nodes (*min_nodes*: job id
+    -> the fewest whole nodes its request can run on), a
+    :class:`SequenceFailure` saying so; else None.  Whatever the policy,
+    nothing is left for that job to wait for: the scheduler lost an event
+    (a free that came during its pass, say)."""
+    table = broker.jobs
+    jobs = [table.job(j) for j in submitted]
+    if not _idle(table, jobs):
+        return None
+    queued = sorted(
+        (j for j in jobs if j.state == "SCHED" and j.priority > 0), key=job_order
+    )
+    if not queued:
+        return None
+    head, usable = queued[0], broker.resources.up
+    if min_nodes.get(head.id, len(usable) + 1) > len(usable):
+        return None
+    where = "request held by the scheduler" if head.alloc_pending else "not sent"
+    return SequenceFailure(
+        f"{head.f58} ({where}) waits while nothing runs and its request fits "
+        f"the {len(usable)} usable node(s) {sorted(usable)}: a pass that should "
+        "have started it never came (was an event lost, a free that came "
+        "during a pass?)",
+        head.id,
+    )
+
+
+def idle_check(broker, submitted: list[int], min_nodes: dict[int, int]) -> None:
+    """Let every running job end, drains and downs left as they are, then
+    raise :func:`idle_problem`'s failure, if any: before the end checks
+    bring every rank back and set off a pass that would hide it."""
+    table = broker.jobs
+    jobs = [table.job(j) for j in submitted]
+    bound = 3600.0 + END_SLACK_PER_JOB * len(jobs)
+    broker.run_until_condition(lambda: _idle(table, jobs), timeout=bound)
+    broker.run_until_quiet()
+    problem = idle_problem(broker, submitted, min_nodes)
+    if problem is not None:
+        raise problem
 
 
 def end_checks(broker, link, submitted: list[int]) -> None:

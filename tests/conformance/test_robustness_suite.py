@@ -306,6 +306,56 @@ def test_a_scheduler_that_drops_a_free_during_its_pass_fails(tmp_path, quick_shr
     assert "state.end_during_pass(" in failed[0].evidence.text
 
 
+def test_a_scheduler_that_lets_an_event_during_its_pass_go_fails(tmp_path):
+    # A generator FIFO that annotates the waiting jobs after its starts and
+    # does not let an event cut a pass short: one that comes during the
+    # annotations gets no pass of its own.  Caught only while the machine
+    # sits idle with the drains left as they were: bringing every rank
+    # back at the end sets off a pass that hides it.
+    module = module_file(
+        tmp_path,
+        "lets_events_go",
+        """
+        import heapq
+
+        from _base import GalleryFifo
+        from flux.resource import InfeasibleRequest, InsufficientResources
+
+
+        class LetsEventsGo(GalleryFifo):
+            def schedule(self):
+                while self._queue:
+                    job = self._queue[0]
+                    try:
+                        alloc = self.resources.alloc(job.jobid, job.resource_request)
+                    except InsufficientResources:
+                        break
+                    except InfeasibleRequest as exc:
+                        job.request.deny(str(exc))
+                    else:
+                        self.stamp(job, alloc)
+                        job.request.success(alloc)
+                    heapq.heappop(self._queue)
+                    yield
+                for ahead, job in enumerate(sorted(self._queue)):
+                    job.request.annotate({"sched": {"jobs_ahead": ahead}})
+                    yield
+
+            def start_schedule(self):
+                if self._sched_generator is None:  # else the event is lost
+                    super().start_schedule()
+
+
+        def mod_main(h, *args):
+            LetsEventsGo(h, *args).run()
+        """,
+    )
+    findings, _ = execute(RANDOM, module, seed=0, examples=20)
+    failed = _failed(findings, RANDOM)
+    assert len(failed) == 1, failures(findings)
+    assert "waits while nothing runs and its request fits" in failed[0].evidence.text
+
+
 @pytest.mark.parametrize("name", sorted(CORRECT))
 def test_correct_schedulers_pass_random_sequences(name):
     findings, stats = execute(RANDOM, CORRECT[name], seed=3, examples=6)
