@@ -12,8 +12,10 @@ Each instant is judged from the observed state, so a divergence does not
 cascade; the first divergence of each clause is its evidence.
 
 Workloads fix the answer: identical single-core nodes with jobs asking for
-N one-core slots (as a trace replay), or identical 4-core nodes with
-whole-node exclusive jobs; every submit and end at its own instant (times
+N one-core slots (as a trace replay), identical 4-core nodes with
+whole-node exclusive jobs, or one node of many cores with jobs asking for
+N one-core slots (cores placed one by one, on a node that others share);
+every submit and end at its own instant (times
 rounded to milliseconds; an instant where two happened anyway is not
 judged, and counted in the statistics as ``ambiguous``).
 
@@ -42,6 +44,8 @@ from mock_broker.flux_substitute.message import decode_payload
 RANDOM_JOBS = 240
 RANDOM_NODES = 32
 WHOLE_NODES, WHOLE_CORES = 16, 4
+#: Cores of the one node of the core-level workload.
+NODE_CORES = 48
 #: Offered load of a random workload (work over machine capacity).
 LOAD = 1.15
 #: Times closer than this (virtual seconds) are one instant.
@@ -104,13 +108,29 @@ KTH_SAMPLE = """
 
 @dataclass(frozen=True)
 class Workload:
-    """Jobs for *nodes* identical nodes of *cores* cores: a job asks for
-    N one-core slots (one core a node) or N whole nodes, exclusively."""
+    """Jobs for *nodes* identical nodes of *cores* cores: a job of size N
+    asks for N one-core slots where the machine has single-core nodes or a
+    single node, else for N whole nodes, exclusively."""
 
     name: str
     nodes: int
     cores: int
     jobs: tuple[WorkloadJob, ...]
+
+    @property
+    def core_level(self) -> bool:
+        """Whether a job's size counts one-core slots (else whole nodes)."""
+        return self.cores == 1 or self.nodes == 1
+
+    @property
+    def units(self) -> int:
+        """What the machine has of what a job's size counts."""
+        return self.nodes * self.cores if self.core_level else self.nodes
+
+    @property
+    def unit(self) -> str:
+        """The name of :attr:`units` in evidence."""
+        return "cores" if self.nodes == 1 else "nodes"
 
     def machine(self):
         from mock_broker.machine import Machine
@@ -120,7 +140,7 @@ class Workload:
     def jobspec(self, job: WorkloadJob) -> dict:
         from mock_broker.jobspec import make_jobspec
 
-        if self.cores == 1:
+        if self.core_level:
             return make_jobspec(slots=job.nodes, duration=job.limit)
         n = job.nodes
         return make_jobspec(
@@ -186,6 +206,9 @@ WORKLOADS = {
         "whole-nodes", WHOLE_NODES, WHOLE_CORES, tuple(random_jobs(seed, WHOLE_NODES))
     ),
     "kth": lambda seed: Workload("kth", KTH_NODES, 1, tuple(kth_jobs(seed))),
+    "cores": lambda seed: Workload(
+        "cores", 1, NODE_CORES, tuple(random_jobs(seed, NODE_CORES))
+    ),
 }
 
 
@@ -328,8 +351,9 @@ def _short(items: list[str]) -> str:
     return " ".join(items[:SHOWN]) + more if items else "-"
 
 
-def judge_records(policy: str, total: int, records: list[Record]):
-    """Compare the run with the textbook *policy* at every instant.
+def judge_records(policy: str, total: int, records: list[Record], unit="nodes"):
+    """Compare the run with the textbook *policy* at every instant, on a
+    machine of *total* nodes (or cores: *unit* names them in the evidence).
 
     Returns ``(divergences, stats)``: every divergence in time order (one
     per instant) and counts of instants judged, skipped as ambiguous (two
@@ -379,18 +403,19 @@ def judge_records(policy: str, total: int, records: list[Record]):
         stats["divergent"] += 1
         clause, note = _clause(policy, now, total, run, planned, model, actual, by_key)
         trigger = f"{events[0][1]} of {_label(events[0][0])}" if events else "no event"
-        queued = [f"{_label(r)}:{r.job.nodes}n/{r.job.limit:g}s" for r in queue]
+        u = unit[0]
+        queued = [f"{_label(r)}:{r.job.nodes}{u}/{r.job.limit:g}s" for r in queue]
         held_by = [
-            f"{_label(r)}:{r.job.nodes}n/{r.start + r.job.limit:.3f}" for r in running
+            f"{_label(r)}:{r.job.nodes}{u}/{r.start + r.job.limit:.3f}" for r in running
         ]
         text = (
             f"at t={now:.3f} ({trigger}) the textbook {policy} starts "
             f"{_short([_label(by_key[k], True) for k in planned if k in model])}; "
             f"the scheduler started {_short([_label(r, True) for r in started])}."
             f"{note} "
-            f"Queue ({len(queue)}, nodes/limit): {_short(queued)}; running "
-            f"({len(running)}, nodes/expected end): {_short(held_by)}; "
-            f"{total} nodes."
+            f"Queue ({len(queue)}, {unit}/limit): {_short(queued)}; running "
+            f"({len(running)}, {unit}/expected end): {_short(held_by)}; "
+            f"{total} {unit}."
         )
         extra = [by_key[k].success_seq for k in actual - model]
         seq = min((s for s in extra if s is not None), default=None)
@@ -445,9 +470,12 @@ def _clause(policy, now, total, run, planned, model, actual, by_key):
     )
 
 
-def t_estimate_divergences(records: list[Record], last: float) -> list[Divergence]:
+def t_estimate_divergences(
+    records: list[Record], last: float, unit: str = "nodes"
+) -> list[Divergence]:
     """Jobs that started (or, by *last*, had not started) later than the
-    first t_estimate announced for them, in time order."""
+    first t_estimate announced for them, in time order (a job's size in
+    *unit*)."""
     out = []
     for r in records:
         if r.estimate is None:
@@ -461,7 +489,7 @@ def t_estimate_divergences(records: list[Record], last: float) -> list[Divergenc
             Divergence(
                 "policy.conservative-t-estimate",
                 began,
-                f"{_label(r)} ({r.job.nodes} nodes, limit {r.job.limit:g}s) was "
+                f"{_label(r)} ({r.job.nodes} {unit}, limit {r.job.limit:g}s) was "
                 f"announced t_estimate {est:.3f} at t={when:.3f} and {what} "
                 f"t={began:.3f}, {began - est:.3f}s later (no job overran "
                 "its limit).",
@@ -478,9 +506,13 @@ def _probe(policy: str, workload_name: str) -> Probe:
     def run(ctx: ProbeContext) -> list[Finding]:
         workload = WORKLOADS[workload_name](ctx.seed)
         broker, records = run_workload(ctx, workload)
-        divergences, stats = judge_records(policy, workload.nodes, records)
+        divergences, stats = judge_records(
+            policy, workload.units, records, workload.unit
+        )
         if policy == "conservative":
-            divergences += t_estimate_divergences(records, broker.elapsed)
+            divergences += t_estimate_divergences(
+                records, broker.elapsed, workload.unit
+            )
         ctx.stats.update(stats, jobs=len(records), workload=workload.name)
         findings = []
         for clause in CLAUSES[policy]:

@@ -97,6 +97,22 @@ def test_the_kth_workload_keeps_the_trace_and_separates_events():
     assert suite.kth_jobs(SEED + 1) != jobs
 
 
+def test_the_cores_workload_asks_for_cores_of_one_node():
+    workload = suite.WORKLOADS["cores"](SEED)
+    assert (workload.nodes, workload.units, workload.unit) == (1, 48, "cores")
+    job = max(workload.jobs, key=lambda j: j.nodes)
+    assert job.nodes > 1
+    (slot,) = workload.jobspec(job)["resources"]
+    assert (slot["type"], slot["count"]) == ("slot", job.nodes)
+    assert [r["type"] for r in slot["with"]] == ["core"]
+    assert workload.machine().size == 1
+    # Its own jobs, not the random workload's on as many nodes.
+    assert workload.jobs != suite.WORKLOADS["random"](SEED).jobs
+    whole = suite.WORKLOADS["whole-nodes"](SEED)
+    assert (whole.units, whole.unit) == (suite.WHOLE_NODES, "nodes")
+    assert whole.jobspec(whole.jobs[0])["resources"][0]["type"] == "node"
+
+
 # -- the judge on hand-made records ---------------------------------------------------
 
 
@@ -182,7 +198,9 @@ def test_each_policy_fault_fails_its_clause_and_only_that(path):
     declared = _declared(path)
     results = _run(path, declared["POLICY"], declared["ARGS"])
     clause = declared["CLAUSE"]
+    # On one-core slots of single-core nodes and on a many-core node alike.
     assert clause in results["random"][0], results["random"]
+    assert clause in results["cores"][0], results["cores"]
     for workload, (failed, _) in results.items():
         assert set(failed) <= {clause}, (workload, failed)
         for finding in failed.get(clause, []):

@@ -400,7 +400,9 @@ def test_correct_schedulers_complete_the_workload(name, small_scale):
     assert stats["jobs"] == stats["jobs_done"] == 300
     iterations = stats["reactor_iterations"]
     assert iterations["count"] > 0
-    assert iterations["mean"] <= iterations["p95"] <= iterations["max"]
+    # Wall times: a heavy tail can put the mean above the p95.
+    assert 0 < iterations["mean"] <= iterations["max"]
+    assert iterations["p95"] <= iterations["max"]
     assert stats["jobs_per_wall_second"] > 0 and stats["jobs_per_cpu_second"] > 0
     assert stats["scheduler_stats"]["sched_passes"] > 0
     assert 0 < stats["core_utilization"] < 1

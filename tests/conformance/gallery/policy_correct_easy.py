@@ -4,9 +4,9 @@
 :class:`CountBackfill` is also the base of the policy gallery's faults (and
 of :mod:`policy_correct_conservative`): backfilling with a reservation
 depth, on the upstream :class:`flux.scheduler.Scheduler`, deciding with
-node counts.  It is correct where every node is alike and a job's size is
-a node count: single-core nodes with jobs asking for one-core slots, or
-whole-node jobs.  A job is expected to end at its start plus its time
+counts.  It is correct where every unit it counts is alike and a job's size
+is a count of them: one-core slots on single-core nodes or on a single
+node (it counts cores there), or whole-node jobs (it counts nodes).  A job is expected to end at its start plus its time
 limit.  Each pass takes the queue in order; a job starts now if it fits now
 for its whole limit around the starts and reservations made so far,
 otherwise it gets the earliest reservation that fits while fewer than
@@ -66,7 +66,7 @@ class Profile:
 
 
 class CountBackfill(Scheduler):
-    """Backfilling with :attr:`depth` reservations, by node counts."""
+    """Backfilling with :attr:`depth` reservations, by node (or core) counts."""
 
     #: Queued jobs that hold a reservation: 1 is EASY, None conservative.
     depth = 1
@@ -81,12 +81,22 @@ class CountBackfill(Scheduler):
         self.announced = {}  # jobid -> t_estimate sent
 
     def resource_update(self):
-        def ranks(R):
+        def count(R):
             lite = (R.get("execution") or {}).get("R_lite", [])
-            return sum(len(IDset(e.get("rank", ""))) for e in lite)
+            ranks = sum(len(IDset(e.get("rank", ""))) for e in lite)
+            cores = sum(
+                len(IDset(e.get("rank", "")))
+                * len(IDset(e["children"].get("core", "")))
+                for e in lite
+            )
+            return ranks, cores
 
-        up = ranks(self.resources.to_dict())
-        self.total = up - ranks(self.resources.copy_down().to_dict())
+        (nodes, cores), (down_nodes, down_cores) = (
+            count(self.resources.to_dict()),
+            count(self.resources.copy_down().to_dict()),
+        )
+        single = nodes == 1 or cores == nodes
+        self.total = cores - down_cores if single else nodes - down_nodes
 
     @staticmethod
     def size(job):
