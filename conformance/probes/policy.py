@@ -14,8 +14,9 @@ cascade; the first divergence of each clause is its evidence.
 Workloads fix the answer: identical single-core nodes with jobs asking for
 N one-core slots (as a trace replay), identical 4-core nodes with
 whole-node exclusive jobs, or one node of many cores with jobs asking for
-N one-core slots (cores placed one by one, on a node that others share);
-every submit and end at its own instant (times
+N one-core slots (cores placed one by one, on a node that others share),
+and, for FIFO and EASY only, single-core nodes where one job in eight is
+urgent and overtakes the queue; every submit and end at its own instant (times
 rounded to milliseconds; an instant where two happened anyway is not
 judged, and counted in the statistics as ``ambiguous``).
 
@@ -25,6 +26,9 @@ its shadow time: ``policy.easy-head-reservation``; any other:
 ``policy.easy-backfill``.  Conservative, any: ``policy.conservative-backfill``;
 and a job starting later than the first ``sched.t_estimate`` announced for
 it (ANNOTATE and SUCCESS payloads): ``policy.conservative-t-estimate``.
+Every policy: a job still waiting when the ``sched.t_estimate`` it carries
+passes (no job overruns its limit, so the scheduler had what it needed to
+update or clear it): ``policy.t-estimate-current``.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ from conformance.policy import textbook
 from conformance.policy.textbook import Queued, Running, WorkloadJob
 from conformance.probes import Probe, ProbeContext, add_probe
 from mock_broker.flux_substitute.message import decode_payload
+from mock_broker.jobmanager.jobs import URGENCY_DEFAULT
 
 #: Jobs in a random workload; nodes of its machines.
 RANDOM_JOBS = 240
@@ -46,6 +51,9 @@ RANDOM_NODES = 32
 WHOLE_NODES, WHOLE_CORES = 16, 4
 #: Cores of the one node of the core-level workload.
 NODE_CORES = 48
+#: In the urgent workload, one job in this many is submitted with
+#: :data:`URGENT` urgency (the rest with the default, 16).
+URGENT_EVERY, URGENT = 8, 24
 #: Offered load of a random workload (work over machine capacity).
 LOAD = 1.15
 #: Times closer than this (virtual seconds) are one instant.
@@ -55,10 +63,15 @@ T_ESTIMATE_TOLERANCE = 1e-3
 #: At most this many jobs are listed in a queue or running set.
 SHOWN = 12
 
+CURRENT = "policy.t-estimate-current"
 CLAUSES = {
-    "fifo": ("policy.fifo-order",),
-    "easy": ("policy.easy-backfill", "policy.easy-head-reservation"),
-    "conservative": ("policy.conservative-backfill", "policy.conservative-t-estimate"),
+    "fifo": ("policy.fifo-order", CURRENT),
+    "easy": ("policy.easy-backfill", "policy.easy-head-reservation", CURRENT),
+    "conservative": (
+        "policy.conservative-backfill",
+        "policy.conservative-t-estimate",
+        CURRENT,
+    ),
 }
 
 # 150 consecutive jobs of the KTH IBM SP2 log (100 single-processor nodes;
@@ -116,6 +129,8 @@ class Workload:
     nodes: int
     cores: int
     jobs: tuple[WorkloadJob, ...]
+    #: Keys of the jobs submitted with :data:`URGENT` urgency.
+    urgent: frozenset = frozenset()
 
     @property
     def core_level(self) -> bool:
@@ -209,7 +224,23 @@ WORKLOADS = {
     "cores": lambda seed: Workload(
         "cores", 1, NODE_CORES, tuple(random_jobs(seed, NODE_CORES))
     ),
+    "urgent": lambda seed: urgent_workload(seed),
 }
+#: Workloads judged for some policies only: where later arrivals overtake
+#: queued jobs, the textbook conservative definition does not say whether
+#: they may push existing reservations back.
+ONLY_FOR = {"urgent": ("fifo", "easy")}
+
+
+def urgent_workload(seed: int) -> Workload:
+    """The random workload's machine with other jobs, one in
+    :data:`URGENT_EVERY` (drawn at random) submitted with :data:`URGENT`
+    urgency: it goes ahead of the jobs already queued and takes the
+    reservation of a blocked head (whose t_estimate must then change)."""
+    jobs = random_jobs(seed + 1_000_000, RANDOM_NODES)
+    rng = random.Random(f"policy-urgent:{seed}")
+    urgent = frozenset(j.key for j in jobs if rng.randrange(URGENT_EVERY) == 0)
+    return Workload("urgent", RANDOM_NODES, 1, tuple(jobs), urgent)
 
 
 # -- the run and its facts -------------------------------------------------------
@@ -229,6 +260,9 @@ class Record:
     requests: list = field(default_factory=list)
     #: The first t_estimate announced: (when, t_estimate, transcript seq).
     estimate: tuple[float, float, int] | None = None
+    #: Every t_estimate sent, in order: (when, t_estimate or None when
+    #: cleared, transcript seq).
+    estimates: list = field(default_factory=list)
     success_seq: int | None = None
     f58: str = ""
 
@@ -243,8 +277,10 @@ def run_workload(ctx: ProbeContext, workload: Workload):
     for job in workload.jobs:
         spec = workload.jobspec(job)
 
-        def submit(job=job, spec=spec):
-            ids[broker.jobs.submit(spec, runtime=job.runtime)] = job
+        urgency = URGENT if job.key in workload.urgent else URGENCY_DEFAULT
+
+        def submit(job=job, spec=spec, urgency=urgency):
+            ids[broker.jobs.submit(spec, urgency, runtime=job.runtime)] = job
 
         broker.at(epoch + job.submit, submit)
     horizon = workload.jobs[-1].submit + sum(j.limit for j in workload.jobs) + 60
@@ -303,6 +339,9 @@ def _records(broker, ids: dict[int, WorkloadJob]) -> list[Record]:
         est = sched.get("t_estimate") if isinstance(sched, dict) else None
         if rec.estimate is None and _is_time(est):
             rec.estimate = (e.time, est - epoch, e.seq)
+        if isinstance(sched, dict) and "t_estimate" in sched:
+            value = est - epoch if _is_time(est) else None
+            rec.estimates.append((e.time, value, e.seq))
         if kind in (0, 2, 3) and rec.jobid in sent:
             rec.requests.append((sent.pop(rec.jobid), e.time))
             if kind == 0:
@@ -499,6 +538,45 @@ def t_estimate_divergences(
     return sorted(out, key=lambda d: d.time)
 
 
+def stale_estimates(records: list[Record], last: float, unit: str = "nodes"):
+    """Jobs left waiting past the t_estimate they carry: each announced
+    time must be replaced or cleared before it passes if the job has not
+    started by then (no job overruns its limit, so nothing the scheduler
+    could not foresee holds a job back).  A job waits until it starts, is
+    answered otherwise, or *last*."""
+    out = []
+    for r in records:
+        if not r.estimates:
+            continue
+        finals = [f for _, f in r.requests if f is not None]
+        left = r.start if r.start is not None else max(finals, default=last)
+        following = r.estimates[1:] + [None]
+        for (when, est, seq), after in zip(r.estimates, following, strict=True):
+            until = left if after is None else min(left, after[0])
+            if est is None or until <= est + T_ESTIMATE_TOLERANCE:
+                continue
+            if after is None and r.start is not None:
+                fate = f"started at t={r.start:.3f}"
+            elif after is None:
+                fate = f"was still waiting at t={until:.3f}"
+            else:
+                fate = f"got a new one only at t={until:.3f}"
+            out.append(
+                Divergence(
+                    CURRENT,
+                    est,
+                    f"{_label(r)} ({r.job.nodes} {unit}, limit {r.job.limit:g}s) "
+                    f"was announced t_estimate {est:.3f} at t={when:.3f}, "
+                    f"had not started when that time came, and {fate}: "
+                    "its sched.t_estimate lay in the past meanwhile (no job "
+                    "overran its limit).",
+                    seq,
+                )
+            )
+            break
+    return sorted(out, key=lambda d: d.time)
+
+
 # -- the probes --------------------------------------------------------------------
 
 
@@ -513,6 +591,7 @@ def _probe(policy: str, workload_name: str) -> Probe:
             divergences += t_estimate_divergences(
                 records, broker.elapsed, workload.unit
             )
+        divergences += stale_estimates(records, broker.elapsed, workload.unit)
         ctx.stats.update(stats, jobs=len(records), workload=workload.name)
         findings = []
         for clause in CLAUSES[policy]:
@@ -542,4 +621,5 @@ def _seq_at(broker, when: float) -> int:
 
 for _policy in CLAUSES:
     for _name in WORKLOADS:
-        add_probe(_probe(_policy, _name))
+        if _policy in ONLY_FOR.get(_name, CLAUSES):
+            add_probe(_probe(_policy, _name))

@@ -11,6 +11,9 @@ from policy_correct_easy import CountBackfill  # noqa: E402
 
 CLAUSE = "policy.conservative-t-estimate"
 POLICY = "conservative"
+#: An estimate that comes too early also lies in the past while the job
+#: waits for its real start.
+ALSO = ["policy.t-estimate-current"]
 
 
 class EarlyEstimate(CountBackfill):
