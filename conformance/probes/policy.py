@@ -16,7 +16,8 @@ N one-core slots (as a trace replay), identical 4-core nodes with
 whole-node exclusive jobs, or one node of many cores with jobs asking for
 N one-core slots (cores placed one by one, on a node that others share),
 and, for FIFO and EASY only, single-core nodes where one job in eight is
-urgent and overtakes the queue; every submit and end at its own instant (times
+urgent and overtakes the queue, and single-core nodes where the scheduler
+is restarted six times; every submit and end at its own instant (times
 rounded to milliseconds; an instant where two happened anyway is not
 judged, and counted in the statistics as ``ambiguous``).
 
@@ -62,6 +63,8 @@ INSTANT = 1e-4
 T_ESTIMATE_TOLERANCE = 1e-3
 #: At most this many jobs are listed in a queue or running set.
 SHOWN = 12
+#: How the job-manager's transcript note of a scheduler going away starts.
+STOPPED = "scheduler interface stopped"
 
 CURRENT = "policy.t-estimate-current"
 CLAUSES = {
@@ -131,6 +134,9 @@ class Workload:
     jobs: tuple[WorkloadJob, ...]
     #: Keys of the jobs submitted with :data:`URGENT` urgency.
     urgent: frozenset = frozenset()
+    #: Times (from the first submit's epoch) at which the scheduler is
+    #: unloaded and loaded again, as ``flux module reload`` does.
+    restarts: tuple[float, ...] = ()
 
     @property
     def core_level(self) -> bool:
@@ -225,11 +231,15 @@ WORKLOADS = {
         "cores", 1, NODE_CORES, tuple(random_jobs(seed, NODE_CORES))
     ),
     "urgent": lambda seed: urgent_workload(seed),
+    "restarts": lambda seed: restarts_workload(seed),
 }
-#: Workloads judged for some policies only: where later arrivals overtake
+#: Workloads judged for some policies only.  Where later arrivals overtake
 #: queued jobs, the textbook conservative definition does not say whether
-#: they may push existing reservations back.
-ONLY_FOR = {"urgent": ("fifo", "easy")}
+#: they may push existing reservations back; after a restart, it does not
+#: say whether the reservations made before are kept or placed afresh.
+ONLY_FOR = {"urgent": ("fifo", "easy"), "restarts": ("fifo", "easy")}
+#: Restarts in the restarts workload, evenly spread over its submits.
+RESTARTS = 6
 
 
 def urgent_workload(seed: int) -> Workload:
@@ -241,6 +251,19 @@ def urgent_workload(seed: int) -> Workload:
     rng = random.Random(f"policy-urgent:{seed}")
     urgent = frozenset(j.key for j in jobs if rng.randrange(URGENT_EVERY) == 0)
     return Workload("urgent", RANDOM_NODES, 1, tuple(jobs), urgent)
+
+
+def restarts_workload(seed: int) -> Workload:
+    """The random workload's machine with other jobs and :data:`RESTARTS`
+    restarts of the scheduler while jobs run and wait: the restarted
+    scheduler learns the running jobs from hello (their R, expiration
+    included) and gets the queue again, and must decide as before.  Each
+    restart falls half a millisecond after a submit, where no event is
+    (times are whole milliseconds)."""
+    jobs = random_jobs(seed + 2_000_000, RANDOM_NODES)
+    step = len(jobs) // (RESTARTS + 1)
+    restarts = tuple(jobs[step * k].submit + 0.0005 for k in range(1, RESTARTS + 1))
+    return Workload("restarts", RANDOM_NODES, 1, tuple(jobs), restarts=restarts)
 
 
 # -- the run and its facts -------------------------------------------------------
@@ -285,6 +308,9 @@ def run_workload(ctx: ProbeContext, workload: Workload):
         broker.at(epoch + job.submit, submit)
     horizon = workload.jobs[-1].submit + sum(j.limit for j in workload.jobs) + 60
     jm, n = broker.jobs, len(workload.jobs)
+    for when in workload.restarts:
+        broker.run_until(epoch + when)
+        broker.restart_scheduler()
 
     def finished() -> bool:
         return (
@@ -318,6 +344,15 @@ def _records(broker, ids: dict[int, WorkloadJob]) -> list[Record]:
         records[jobid].f58 = j.f58
     sent: dict[int, float] = {}
     for e in broker.transcript.entries():
+        if e.kind == "event" and e.text.startswith(STOPPED):
+            # The job-manager takes back every outstanding request and
+            # clears its sched annotations; hello and new requests follow.
+            for jobid, when in sent.items():
+                records[jobid].requests.append((when, e.time))
+                if records[jobid].estimates:
+                    records[jobid].estimates.append((e.time, None, e.seq))
+            sent.clear()
+            continue
         if e.kind != "msg" or not e.topic.startswith("sched.alloc"):
             continue
         # The scheduler wrote the responses: only what the job-manager
@@ -390,9 +425,16 @@ def _short(items: list[str]) -> str:
     return " ".join(items[:SHOWN]) + more if items else "-"
 
 
-def judge_records(policy: str, total: int, records: list[Record], unit="nodes"):
+def judge_records(
+    policy: str,
+    total: int,
+    records: list[Record],
+    unit: str = "nodes",
+    restarts: tuple[float, ...] = (),
+):
     """Compare the run with the textbook *policy* at every instant, on a
-    machine of *total* nodes (or cores: *unit* names them in the evidence).
+    machine of *total* nodes (or cores: *unit* names them in the evidence)
+    where the scheduler was restarted at the times *restarts*.
 
     Returns ``(divergences, stats)``: every divergence in time order (one
     per instant) and counts of instants judged, skipped as ambiguous (two
@@ -441,7 +483,12 @@ def judge_records(policy: str, total: int, records: list[Record], unit="nodes"):
             continue
         stats["divergent"] += 1
         clause, note = _clause(policy, now, total, run, planned, model, actual, by_key)
-        trigger = f"{events[0][1]} of {_label(events[0][0])}" if events else "no event"
+        if events:
+            trigger = f"{events[0][1]} of {_label(events[0][0])}"
+        elif any(abs(now - t) <= INSTANT for t in restarts):
+            trigger = "restart of the scheduler"
+        else:
+            trigger = "no event"
         u = unit[0]
         queued = [f"{_label(r)}:{r.job.nodes}{u}/{r.job.limit:g}s" for r in queue]
         held_by = [
@@ -585,7 +632,7 @@ def _probe(policy: str, workload_name: str) -> Probe:
         workload = WORKLOADS[workload_name](ctx.seed)
         broker, records = run_workload(ctx, workload)
         divergences, stats = judge_records(
-            policy, workload.units, records, workload.unit
+            policy, workload.units, records, workload.unit, workload.restarts
         )
         if policy == "conservative":
             divergences += t_estimate_divergences(

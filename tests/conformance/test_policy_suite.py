@@ -121,6 +121,17 @@ def test_the_cores_workload_asks_for_cores_of_one_node():
     assert whole.jobspec(whole.jobs[0])["resources"][0]["type"] == "node"
 
 
+def test_the_restarts_workload_restarts_between_events_while_jobs_wait():
+    workload = suite.WORKLOADS["restarts"](SEED)
+    restarts = workload.restarts
+    assert len(restarts) == suite.RESTARTS and list(restarts) == sorted(restarts)
+    submits = [j.submit for j in workload.jobs]
+    assert submits[0] < restarts[0] and restarts[-1] < submits[-1]
+    # Half a millisecond from every submit (ends are whole milliseconds too).
+    assert min(abs(r - t) for r in restarts for t in submits) >= 0.0004
+    assert suite.ONLY_FOR["restarts"] == ("fifo", "easy")
+
+
 # -- the judge on hand-made records ---------------------------------------------------
 
 

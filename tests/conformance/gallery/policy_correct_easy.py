@@ -28,6 +28,17 @@ CLAUSE = None
 POLICY = "easy"
 
 
+def count(R):
+    """The nodes and cores of an R (a dict)."""
+    lite = (R.get("execution") or {}).get("R_lite", [])
+    ranks = sum(len(IDset(e.get("rank", ""))) for e in lite)
+    cores = sum(
+        len(IDset(e.get("rank", ""))) * len(IDset(e["children"].get("core", "")))
+        for e in lite
+    )
+    return ranks, cores
+
+
 class Profile:
     """Free nodes from *now* on, as breakpoints ``at`` and free counts."""
 
@@ -76,27 +87,26 @@ class CountBackfill(Scheduler):
     def __init__(self, h, *args):
         super().__init__(h, *args)
         self.total = 0
+        self.count_cores = True
         self.running = {}  # jobid -> (nodes, expected end)
         self.held = {}  # jobid -> reserved start
         self.announced = {}  # jobid -> t_estimate sent
 
     def resource_update(self):
-        def count(R):
-            lite = (R.get("execution") or {}).get("R_lite", [])
-            ranks = sum(len(IDset(e.get("rank", ""))) for e in lite)
-            cores = sum(
-                len(IDset(e.get("rank", "")))
-                * len(IDset(e["children"].get("core", "")))
-                for e in lite
-            )
-            return ranks, cores
-
         (nodes, cores), (down_nodes, down_cores) = (
             count(self.resources.to_dict()),
             count(self.resources.copy_down().to_dict()),
         )
-        single = nodes == 1 or cores == nodes
-        self.total = cores - down_cores if single else nodes - down_nodes
+        self.count_cores = nodes == 1 or cores == nodes
+        self.total = cores - down_cores if self.count_cores else nodes - down_nodes
+
+    def hello(self, jobid, priority, userid, t_submit, R):
+        """A job running before a restart: its size and expected end (its
+        R's expiration) count as a start of this module's would."""
+        super().hello(jobid, priority, userid, t_submit, R)
+        nodes, cores = count(R)
+        end = (R.get("execution") or {}).get("expiration") or math.inf
+        self.running[jobid] = (cores if self.count_cores else nodes, end)
 
     @staticmethod
     def size(job):
