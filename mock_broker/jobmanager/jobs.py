@@ -79,6 +79,19 @@ class Job:
             return 0.0
         return float(value) if 0 < value < math.inf else 0.0
 
+    @property
+    def duration_unreadable(self) -> bool:
+        """Whether the jobspec gives a duration that is no time limit at all
+        (text, a boolean, negative, NaN or infinite): a malformed jobspec,
+        which the scheduler must deny."""
+        system = _mapping(_mapping(self.jobspec).get("attributes")).get("system")
+        if "duration" not in _mapping(system):
+            return False
+        value = system["duration"]
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return True
+        return not 0 <= value < math.inf
+
 
 def _mapping(value) -> dict:
     return value if isinstance(value, dict) else {}

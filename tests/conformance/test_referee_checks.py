@@ -353,3 +353,30 @@ def test_a_response_to_another_noresponse_request_stays_generic(broker, tmp_path
     b.jobs.prioritize({waiting: 20})
     b.run()
     assert b.observer.kinds() == ["response-unknown-request"]
+
+
+@pytest.mark.parametrize(
+    "module, duration, kinds",
+    [
+        ("seed_minimal", 60.0, ["R-times-wrong"]),
+        ("stamped_minimal", 60.0, []),
+        ("stamped_minimal", "60", []),
+        ("stamped_minimal", True, []),
+    ],
+)
+def test_R_times_are_judged_against_a_readable_duration_only(
+    broker, module, duration, kinds
+):
+    # The guide's loop never stamps R (expiration 0): wrong against a 60 s
+    # limit.  The stamping one takes flux-python's reading of the duration
+    # ("60" -> 60 s, true -> 1 s), as flux-core's own modules do; a
+    # duration that is no number makes the jobspec malformed, which
+    # robust.hostile-jobspecs judges, so R's times are not judged again.
+    folder = Path(__file__).parents[1] / "mock_broker" / "schedulers"
+    b = broker(target=str(folder / f"{module}.py"))
+    spec = whole(1)
+    spec["attributes"]["system"]["duration"] = duration
+    jobid = b.jobs.submit(spec, runtime=0.5)
+    b.run()
+    assert b.jobs.job(jobid).result == "completed"
+    assert b.observer.kinds() == kinds

@@ -220,9 +220,13 @@ def test_a_scheduler_that_forgets_fresh_requests_after_restart_fails(quick_shrin
     failed = _failed(findings, RANDOM)
     assert len(failed) == 1, failures(findings)
     evidence = failed[0].evidence
-    # The machine is idle with the forgotten job fitting it: the idle check
-    # says so before the end checks would find it still in SCHED.
-    assert "waits while nothing runs and its request fits" in evidence.text
+    # Where the forgotten job fits the idle machine with its drains, the
+    # idle check says so first; else the end checks find it still in SCHED
+    # (which sequence shrinking ends on depends on its wall-time bound).
+    assert (
+        "waits while nothing runs and its request fits" in evidence.text
+        or "still in SCHED" in evidence.text
+    )
     assert "request held by the scheduler" in evidence.text
     steps = evidence.text.split("minimal sequence:\n", 1)[1].splitlines()
     assert steps[0] == "state = SchedulerMachine()"
