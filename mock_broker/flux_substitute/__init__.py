@@ -95,10 +95,11 @@ def install() -> bool:
     if native_flux_available():
         _installed = False
         return False
-    from mock_broker.flux_substitute import startup_check
+    from mock_broker.flux_substitute import gaps, startup_check
     from mock_broker.flux_substitute.finder import SubstituteFinder
 
     wheel = startup_check.check_wheel()
+    gaps.wheel_flux_dir = wheel.flux_dir
     sys.meta_path.insert(0, SubstituteFinder(SUBSTITUTES, wheel.flux_dir))
     _installed = True
     return True

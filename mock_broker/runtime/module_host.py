@@ -135,7 +135,7 @@ def _load_python_module(target: str):
             first = _FIRST_IMPORTS.get(path)
             if first is None:
                 raise ModuleLoadError(
-                    f"{stem}: error importing {path}: {exception_text(exc)}"
+                    f"{stem}: error importing {path}: {_import_error_text(exc)}"
                 ) from exc
             note = (
                 f"module load {stem}: importing {path} again in this process "
@@ -157,9 +157,18 @@ def _load_python_module(target: str):
         ) from exc
     except Exception as exc:
         raise ModuleLoadError(
-            f"{target}: error importing: {exception_text(exc)}"
+            f"{target}: error importing: {_import_error_text(exc)}"
         ) from exc
     return target.rsplit(".", 1)[-1], module, None
+
+
+def _import_error_text(exc: BaseException) -> str:
+    """What an import raised, in flux-python's terms where it is a name
+    the substitute lacks (:func:`~mock_broker.flux_substitute.gaps.missing_name`)."""
+    from mock_broker.flux_substitute.gaps import missing_name
+
+    missing = missing_name(exc)
+    return exception_text(exc) if missing is None else missing
 
 
 def resolve(spec: str, name: str | None = None) -> ModuleSpec:

@@ -157,6 +157,37 @@ def test_import_error_names_the_module_and_exception(make_broker, tmp_path):
     assert "no_such_dependency_xyz" in text
 
 
+@pytest.mark.parametrize(
+    "source, said",
+    [
+        (
+            "from flux.kvs import KVSDir\n",
+            "flux.kvs.KVSDir is part of flux-python 0.88.0, but flux-schedkit's "
+            "mock broker does not stand in for it: this module cannot be hosted "
+            "without Flux (load it into a real instance)",
+        ),
+        (
+            "import flux.kvs\nflux.kvs.KVSDir\n",
+            "flux.kvs.KVSDir is part of flux-python 0.88.0, but",
+        ),
+        (
+            "from flux.kvs import NoSuchThing\n",
+            "cannot import name 'NoSuchThing' from 'flux.kvs' (flux-python "
+            "0.88.0 has no such name either)",
+        ),
+    ],
+    ids=["from-import", "attribute", "not-in-flux-python"],
+)
+def test_a_flux_name_the_substitute_lacks_is_told_in_flux_pythons_terms(
+    make_broker, tmp_path, source, said
+):
+    # Python's own words would name the stand-in's module and file.
+    path = write(tmp_path, "uses_kvsdir.py", source)
+    text = load_error(make_broker(), path)
+    assert text.startswith(f"uses_kvsdir: error importing {path}: {said}")
+    assert "flux_substitute" not in text
+
+
 def test_a_load_that_fails_after_one_that_ran_here_says_what_differs(
     make_broker, tmp_path
 ):
