@@ -185,9 +185,12 @@ class ProbeContext:
         evidence = {}
         if broker is not None:
             transcript = broker.transcript
+            when = broker.elapsed
             if seq is None:
                 seq = len(transcript) - 1
-            evidence = {"time": broker.elapsed, "excerpt": transcript.excerpt(seq)}
+            elif 0 <= seq < len(transcript):
+                when = transcript.entry(seq).time  # the moment pointed at
+            evidence = {"time": when, "excerpt": transcript.excerpt(seq)}
         return failed(clause, self.probe, text, **evidence)
 
     def passed(self, clause: str) -> Finding:

@@ -26,8 +26,16 @@ def _make(path):
                 [result.load_error] if result.load_error else []
             ) + result.failures
             if problems:
+                # The evidence shows the moment the first expectation failed
+                # (a checkpoint's, with the answer that broke it just before),
+                # not the end of the run.
                 out.append(
-                    ctx.fail(scenario.clause, "; ".join(problems), result.broker)
+                    ctx.fail(
+                        scenario.clause,
+                        "; ".join(problems),
+                        result.broker,
+                        result.first_unmet,
+                    )
                 )
         return out
 

@@ -186,6 +186,8 @@ class ScenarioResult:
         violations: referee violations the scenario did not expect.
         load_error: set when the scheduler could not be loaded at all.
         job_ids: scenario job name -> job id.
+        first_unmet: the transcript entry noting the first unmet
+            expectation (at the moment it was found), or None.
     """
 
     scenario: Scenario
@@ -194,6 +196,7 @@ class ScenarioResult:
     violations: list[Violation] = field(default_factory=list)
     load_error: str | None = None
     job_ids: dict[str, int] = field(default_factory=dict)
+    first_unmet: int | None = None
 
     @property
     def passed(self) -> bool:
@@ -316,7 +319,9 @@ class _Runner:
 
     def _fail(self, where: str, text: str) -> None:
         self.result.failures.append(f"{where}: {text}")
-        self.broker.transcript.note("event", "scenario", f"UNMET {where}: {text}")
+        seq = self.broker.transcript.note("event", "scenario", f"UNMET {where}: {text}")
+        if self.result.first_unmet is None:
+            self.result.first_unmet = seq
 
     def _check_violations(self) -> None:
         expected = self.scenario.violations

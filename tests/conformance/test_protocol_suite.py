@@ -435,3 +435,26 @@ def test_scenarios_catch_faults_the_other_clauses_let_through(
     failed = failures(findings)
     assert set(failed) == {clause}
     assert unmet in failed[clause][0].evidence.text
+
+
+def test_a_scenario_failure_points_at_the_first_unmet_expectation():
+    # The gallery module forgets the jobs hello reported: it starts the
+    # queued job at once, on their nodes.  The evidence is that moment
+    # (t=0: the SUCCESS, the referee's overlap, the unmet checkpoint), not
+    # the end of the run at t=100.
+    findings, _ = execute(
+        "scenario:hello-running-jobs", str(GALLERY / "hello_running_jobs.py")
+    )
+    (finding,) = [
+        f for f in findings if f.verdict == FAIL and f.clause == "hello.running-jobs"
+    ]
+    evidence = finding.evidence
+    assert evidence.time == 0.0
+    marked = [ln for ln in evidence.excerpt.splitlines() if ln.startswith(">>")]
+    assert len(marked) == 1
+    assert (
+        "UNMET expect.at[0] (t=0) two-nodes: state: is RUN, expected SCHED"
+        in (marked[0])
+    )
+    before = evidence.excerpt.split(marked[0])[0]
+    assert "sched.alloc (response)" in before and "R-overlap" in before
