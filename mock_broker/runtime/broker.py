@@ -64,6 +64,10 @@ _LEVEL_NAMES = {
 
 #: How far past the last event ``run()`` may go before it gives up (virtual s).
 DEFAULT_RUN_LIMIT = 10 * 365 * 86400.0
+#: Rounds of a module's timers, each sending the broker a message after the
+#: instance's own work is done, before :meth:`MockBroker.run_until_settled`
+#: calls the module unsettled.
+UNSETTLED_ROUNDS = 1000
 
 #: The cyclic collector's first-generation threshold while the broker runs.
 GC_THRESHOLD = 10_000
@@ -669,7 +673,9 @@ class MockBroker:
             self.clock.advance_to(deadline)
             raise BrokerStalled(f"still busy after {limit} virtual seconds")
 
-    def run_until_settled(self, limit: float = DEFAULT_RUN_LIMIT) -> None:
+    def run_until_settled(
+        self, limit: float = DEFAULT_RUN_LIMIT, max_rounds: int = UNSETTLED_ROUNDS
+    ) -> None:
         """Run until the instance has settled, as a real one would be seen.
 
         Settled: the instance's own work is done (nothing ready, no
@@ -685,8 +691,12 @@ class MockBroker:
         even past *limit*.
 
         Raises:
-            BrokerUnsettled: *limit* virtual seconds from now, a module's
-                timers still sent messages (it says which and where).
+            BrokerUnsettled: *limit* virtual seconds from now, or after
+                *max_rounds* rounds of the timers each broken by a message
+                once the instance's own work was done (a poll every minute
+                would take a year of virtual time, and as many messages, to
+                reach *limit*), a module's timers still sent messages (it
+                says which and where).
             BrokerStalled: the instance's own work was still scheduled
                 *limit* virtual seconds from now (a job ending later).
         """
@@ -702,7 +712,7 @@ class MockBroker:
                     watch, self._quiet_watch = self._quiet_watch, None
                     if watch:
                         sent, horizon, times = watch[0], None, times + 1
-                        if self.now >= deadline:
+                        if self.now >= deadline or times >= max_rounds:
                             break
                     if self._events:
                         horizon, since, times, sent = None, None, 0, None
@@ -724,7 +734,8 @@ class MockBroker:
                 self._quiet_watch = None
         if horizon is not None or self._next_time() is None:
             return  # a quiet wait's timers were stopped before they fired
-        self.clock.advance_to(deadline)
+        if times < max_rounds:
+            self.clock.advance_to(deadline)
         if sent is None:
             raise BrokerStalled(f"still busy after {limit} virtual seconds")
         module, what, where, when = sent

@@ -85,6 +85,22 @@ def test_a_module_whose_timers_keep_sending_is_named_with_its_line(make_broker):
     assert b.elapsed == 600.0
 
 
+def test_a_module_that_polls_for_ever_is_named_after_a_thousand_rounds(
+    make_broker,
+):
+    # Without the round cap a poll a minute would run for the whole limit
+    # (ten years of virtual time: five million polls) before being named.
+    b = make_broker(Machine.uniform(1, 4))
+    b.load(sched("periodic.py:PollingStats"))
+    b.jobs.submit(whole_nodes(1), runtime=30)
+    with pytest.raises(BrokerUnsettled) as caught:
+        b.run_until_settled()
+    exc = caught.value
+    assert exc.times == 1000 and exc.since == 30.0
+    assert b.elapsed == 60_000.0  # the thousandth poll, not the limit
+    assert "to t=60000.000, its timers sent the broker messages 1000 times" in str(exc)
+
+
 def test_the_instance_own_work_past_the_limit_is_not_the_module_fault(
     make_broker,
 ):
