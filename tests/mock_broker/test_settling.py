@@ -61,13 +61,21 @@ def test_the_wait_covers_every_timer_armed_and_starts_again_after_a_send(
     assert b.elapsed == 540.0
 
 
-def test_a_module_whose_timers_keep_sending_is_named_with_its_line(make_broker):
+def _settling(make_broker, module, runtime, error, **limits):
+    """A job of *runtime* under *module*, run until settled: the broker and
+    the *error* that ended the wait."""
     b = make_broker(Machine.uniform(1, 4))
-    b.load(sched("periodic.py:PollingStats"))
-    b.jobs.submit(whole_nodes(1), runtime=30)
-    with pytest.raises(BrokerUnsettled) as caught:
-        b.run_until_settled(limit=600)
-    exc = caught.value
+    b.load(sched(module))
+    b.jobs.submit(whole_nodes(1), runtime=runtime)
+    with pytest.raises(error) as caught:
+        b.run_until_settled(**limits)
+    return b, caught.value
+
+
+def test_a_module_whose_timers_keep_sending_is_named_with_its_line(make_broker):
+    b, exc = _settling(
+        make_broker, "periodic.py:PollingStats", 30, BrokerUnsettled, limit=600
+    )
     source = sched("periodic.py")
     line = 1 + next(
         i
@@ -90,12 +98,7 @@ def test_a_module_that_polls_for_ever_is_named_after_a_thousand_rounds(
 ):
     # Without the round cap a poll a minute would run for the whole limit
     # (ten years of virtual time: five million polls) before being named.
-    b = make_broker(Machine.uniform(1, 4))
-    b.load(sched("periodic.py:PollingStats"))
-    b.jobs.submit(whole_nodes(1), runtime=30)
-    with pytest.raises(BrokerUnsettled) as caught:
-        b.run_until_settled()
-    exc = caught.value
+    b, exc = _settling(make_broker, "periodic.py:PollingStats", 30, BrokerUnsettled)
     assert exc.times == 1000 and exc.since == 30.0
     assert b.elapsed == 60_000.0  # the thousandth poll, not the limit
     assert "to t=60000.000, its timers sent the broker messages 1000 times" in str(exc)
@@ -104,13 +107,11 @@ def test_a_module_that_polls_for_ever_is_named_after_a_thousand_rounds(
 def test_the_instance_own_work_past_the_limit_is_not_the_module_fault(
     make_broker,
 ):
-    b = make_broker(Machine.uniform(1, 4))
-    b.load(sched("periodic.py:PeriodicStats"))
-    b.jobs.submit(whole_nodes(1), runtime=10_000)
-    with pytest.raises(BrokerStalled) as caught:
-        b.run_until_settled(limit=1000)
-    assert not isinstance(caught.value, BrokerUnsettled)
-    assert str(caught.value) == "still busy after 1000 virtual seconds"
+    _, exc = _settling(
+        make_broker, "periodic.py:PeriodicStats", 10_000, BrokerStalled, limit=1000
+    )
+    assert not isinstance(exc, BrokerUnsettled)
+    assert str(exc) == "still busy after 1000 virtual seconds"
 
 
 def test_a_livelock_at_one_instant_still_trips_the_iterations_budget(make_broker):
