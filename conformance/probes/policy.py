@@ -381,6 +381,10 @@ def _records(broker, ids: dict[int, WorkloadJob]) -> list[Record]:
             rec.requests.append((sent.pop(rec.jobid), e.time))
             if kind == 0:
                 rec.success_seq = e.seq
+            elif rec.estimates and rec.estimates[-1][1] is not None:
+                # Denied, or withdrawn (queue-depth): the job-manager
+                # clears the job's sched annotations.
+                rec.estimates.append((e.time, None, e.seq))
     for jobid, when in sent.items():
         records[jobid].requests.append((when, None))
     return sorted(records.values(), key=lambda r: r.job.key)

@@ -256,3 +256,39 @@ def test_a_probe_is_deterministic():
     runs = [execute("policy:fifo:kth", path, policy="fifo", seed=3) for _ in range(2)]
     assert [f.to_dict() for f in runs[0][0]] == [f.to_dict() for f in runs[1][0]]
     assert any(f.verdict == FAIL for f in runs[0][0])
+
+
+def test_an_estimate_the_job_manager_cleared_at_a_withdrawal_is_not_stale():
+    # Two nodes, one request at a time (queue-depth=1).  B gets t_estimate
+    # 50 (when the first node frees); C (urgent, both nodes) then makes the
+    # job-manager withdraw B, clearing its annotations; B is sent again only
+    # when C starts, at 100.  Its estimate of 50 was gone meanwhile.
+    from mock_broker.jobspec import make_jobspec
+    from mock_broker.machine import Machine
+    from mock_broker.runtime.broker import MockBroker
+
+    b = MockBroker(Machine.uniform(2, 1))
+    try:
+        b.load(str(REFERENCE / "easy" / "schedkit-easy.py"), ["queue-depth=1"])
+        jobs = {}
+
+        def submit(key, nodes, limit, runtime, urgency=16):
+            spec = make_jobspec(slots=nodes, duration=limit)
+            jobid = b.jobs.submit(spec, urgency, runtime=runtime)
+            jobs[jobid] = WorkloadJob(key, b.elapsed, nodes, limit, runtime)
+
+        submit("a1", 1, 50.0, 50.0)
+        submit("a2", 1, 100.0, 100.0)
+        b.run_for(1.0)
+        submit("b", 1, 1000.0, 10.0)
+        b.run_for(1.0)
+        submit("c", 2, 20.0, 20.0, urgency=20)
+        b.run()
+        records = {r.job.key: r for r in suite._records(b, jobs)}
+        rb = records["b"]
+        assert rb.estimates[0][1] == pytest.approx(50.0)
+        assert rb.start == pytest.approx(120.0)  # after C (100 to 120)
+        assert suite.stale_estimates(list(records.values()), b.elapsed) == []
+        assert [when for when, value, _ in rb.estimates if value is None][0] == 2.0
+    finally:
+        b.close()
