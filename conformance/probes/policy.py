@@ -39,7 +39,7 @@ import random
 from bisect import bisect_right
 from dataclasses import dataclass, field
 
-from conformance.findings import Finding
+from conformance.findings import Finding, not_applicable
 from conformance.policy import textbook
 from conformance.policy.textbook import Queued, Running, WorkloadJob
 from conformance.probes import Probe, ProbeContext, add_probe
@@ -68,6 +68,9 @@ STOPPED = "scheduler interface stopped"
 
 CURRENT = "policy.t-estimate-current"
 CLAUSES = {
+    # Declared any: no textbook to compare with, but estimates still must
+    # not go stale.
+    "any": (CURRENT,),
     "fifo": ("policy.fifo-order", CURRENT),
     "easy": ("policy.easy-backfill", "policy.easy-head-reservation", CURRENT),
     "conservative": (
@@ -237,7 +240,10 @@ WORKLOADS = {
 #: queued jobs, the textbook conservative definition does not say whether
 #: they may push existing reservations back; after a restart, it does not
 #: say whether the reservations made before are kept or placed afresh.
-ONLY_FOR = {"urgent": ("fifo", "easy"), "restarts": ("fifo", "easy")}
+ONLY_FOR = {
+    "urgent": ("any", "fifo", "easy"),
+    "restarts": ("any", "fifo", "easy"),
+}
 #: Restarts in the restarts workload, evenly spread over its submits.
 RESTARTS = 6
 
@@ -635,9 +641,12 @@ def _probe(policy: str, workload_name: str) -> Probe:
     def run(ctx: ProbeContext) -> list[Finding]:
         workload = WORKLOADS[workload_name](ctx.seed)
         broker, records = run_workload(ctx, workload)
-        divergences, stats = judge_records(
-            policy, workload.units, records, workload.unit, workload.restarts
-        )
+        if policy == "any":
+            divergences, stats = [], {}
+        else:
+            divergences, stats = judge_records(
+                policy, workload.units, records, workload.unit, workload.restarts
+            )
         if policy == "conservative":
             divergences += t_estimate_divergences(
                 records, broker.elapsed, workload.unit
@@ -658,6 +667,16 @@ def _probe(policy: str, workload_name: str) -> Probe:
             finding = ctx.fail(clause, text, broker, seq)
             finding.evidence.time = first.time
             findings.append(finding)
+        if not any(r.estimates for r in records):
+            # A scheduler that never announces an estimate has none to let
+            # go stale: no verdict here.
+            findings.append(
+                not_applicable(
+                    CURRENT,
+                    ctx.probe,
+                    "not exercised: no probe saw a sched.t_estimate annotation",
+                )
+            )
         return findings
 
     name = f"policy:{policy}:{workload_name}"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from conformance.clauses import load_clauses
-from conformance.findings import FAIL
+from conformance.findings import FAIL, NOT_APPLICABLE
 from conformance.policy.textbook import WorkloadJob
 from conformance.probes import all_probes, execute, failures
 from conformance.probes import policy as suite
@@ -129,7 +129,7 @@ def test_the_restarts_workload_restarts_between_events_while_jobs_wait():
     assert submits[0] < restarts[0] and restarts[-1] < submits[-1]
     # Half a millisecond from every submit (ends are whole milliseconds too).
     assert min(abs(r - t) for r in restarts for t in submits) >= 0.0004
-    assert suite.ONLY_FOR["restarts"] == ("fifo", "easy")
+    assert suite.ONLY_FOR["restarts"] == ("any", "fifo", "easy")
 
 
 # -- the judge on hand-made records ---------------------------------------------------
@@ -292,3 +292,26 @@ def test_an_estimate_the_job_manager_cleared_at_a_withdrawal_is_not_stale():
         assert [when for when, value, _ in rb.estimates if value is None][0] == 2.0
     finally:
         b.close()
+
+
+def test_a_scheduler_declared_any_is_judged_on_its_estimates_only():
+    # The gallery's EASY that keeps the old head's estimate, declared any:
+    # no textbook clause, but the stale estimate on the urgent workload.
+    path = str(GALLERY / "policy_easy_stale_estimate.py")
+    findings, _ = execute("policy:any:urgent", path, policy="any", seed=SEED)
+    assert set(failures(findings)) == {suite.CURRENT}
+    probes = all_probes()
+    assert {p.covers for n, p in probes.items() if n.startswith("policy:any:")} == {
+        (suite.CURRENT,)
+    }
+    assert {n for n in probes if n.startswith("policy:any:")} == {
+        f"policy:any:{w}" for w in suite.WORKLOADS
+    }
+
+
+def test_a_scheduler_that_never_estimates_gets_no_verdict_on_staleness():
+    seed = Path(__file__).parents[1] / "mock_broker" / "schedulers" / "seed_minimal.py"
+    findings, _ = execute("policy:any:random", str(seed), policy="any", seed=SEED)
+    (finding,) = [f for f in findings if f.clause == suite.CURRENT]
+    assert finding.verdict == NOT_APPLICABLE
+    assert "no probe saw a sched.t_estimate annotation" in finding.evidence.text
