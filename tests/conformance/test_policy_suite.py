@@ -315,3 +315,18 @@ def test_a_scheduler_that_never_estimates_gets_no_verdict_on_staleness():
     (finding,) = [f for f in findings if f.clause == suite.CURRENT]
     assert finding.verdict == NOT_APPLICABLE
     assert "no probe saw a sched.t_estimate annotation" in finding.evidence.text
+
+
+def test_an_estimate_that_passes_while_a_resent_request_waits_is_stale():
+    # Sent at 1 with t_estimate 3, withdrawn at 2 (cleared), sent again at 5
+    # with t_estimate 8, and still waiting when the run ends at 20.
+    r = rec(0, 1, 100.0, 1.0)
+    r.requests = [(1.0, 2.0), (5.0, None)]
+    r.estimates = [(1.0, 3.0, 10), (2.0, None, 11), (5.0, 8.0, 12)]
+    (d,) = suite.stale_estimates([r], 20.0)
+    assert (d.clause, d.time, d.seq) == (suite.CURRENT, 8.0, 12)
+    assert "was still waiting at t=20.000" in d.text
+    # Answered at 6 (denied, say) instead: its estimate never passed.
+    r.requests = [(1.0, 2.0), (5.0, 6.0)]
+    r.estimates = r.estimates + [(6.0, None, 13)]
+    assert suite.stale_estimates([r], 20.0) == []
