@@ -10,6 +10,7 @@ import pytest
 
 from conformance.clauses import load_clauses
 from conformance.findings import FAIL, NOT_APPLICABLE
+from conformance.policy import workloads
 from conformance.policy.textbook import WorkloadJob
 from conformance.probes import all_probes, execute, failures
 from conformance.probes import policy as suite
@@ -44,8 +45,8 @@ CORRECT = [p for p in MODULES if not _declared(p)["CLAUSE"]]
 def _run(target, policy: str, args=()) -> dict:
     """workload -> (failed findings by clause, probe statistics)."""
     out = {}
-    for workload in suite.WORKLOADS:
-        if policy not in suite.ONLY_FOR.get(workload, (policy,)):
+    for workload in workloads.WORKLOADS:
+        if policy not in workloads.ONLY_FOR.get(workload, (policy,)):
             continue
         findings, stats = execute(
             f"policy:{policy}:{workload}", str(target), args, policy=policy, seed=SEED
@@ -69,15 +70,15 @@ def test_every_policy_clause_has_probes_for_its_policies_only():
                 if p.applies_to(policy) and clause in p.covers
             ]
             assert bool(judging) == (policy in entry.policies), (clause, policy)
-    for name in suite.WORKLOADS:
+    for name in workloads.WORKLOADS:
         assert not probes[f"policy:easy:{name}"].applies_to("fifo")
 
 
 @pytest.mark.parametrize("seed", [0, 1, 7])
-@pytest.mark.parametrize("nodes", [suite.RANDOM_NODES, suite.WHOLE_NODES])
+@pytest.mark.parametrize("nodes", [workloads.RANDOM_NODES, workloads.WHOLE_NODES])
 def test_random_workloads_fix_the_answer(seed, nodes):
-    jobs = suite.random_jobs(seed, nodes)
-    assert len(jobs) == suite.RANDOM_JOBS
+    jobs = workloads.random_jobs(seed, nodes)
+    assert len(jobs) == workloads.RANDOM_JOBS
     submits = [j.submit for j in jobs]
     assert all(
         b - a >= 0.001 - 1e-9 for a, b in zip(submits, submits[1:], strict=False)
@@ -90,23 +91,25 @@ def test_random_workloads_fix_the_answer(seed, nodes):
     for j in jobs:
         for x in (j.submit, j.limit, j.runtime):
             assert round(x, 3) == x
-    assert jobs == suite.random_jobs(seed, nodes)
-    assert jobs != suite.random_jobs(seed + 1, nodes)
+    assert jobs == workloads.random_jobs(seed, nodes)
+    assert jobs != workloads.random_jobs(seed + 1, nodes)
 
 
 def test_the_kth_workload_keeps_the_trace_and_separates_events():
-    jobs = suite.kth_jobs(SEED)
+    jobs = workloads.kth_jobs(SEED)
     assert len(jobs) == 150
     assert (jobs[0].nodes, jobs[0].limit) == (8, 3600.0)
     assert 626 < jobs[0].runtime < 627
     submits = [j.submit for j in jobs]
     assert all(b > a for a, b in zip(submits, submits[1:], strict=False))
-    assert all(1 <= j.nodes <= suite.KTH_NODES and j.runtime <= j.limit for j in jobs)
-    assert suite.kth_jobs(SEED + 1) != jobs
+    assert all(
+        1 <= j.nodes <= workloads.KTH_NODES and j.runtime <= j.limit for j in jobs
+    )
+    assert workloads.kth_jobs(SEED + 1) != jobs
 
 
 def test_the_cores_workload_asks_for_cores_of_one_node():
-    workload = suite.WORKLOADS["cores"](SEED)
+    workload = workloads.WORKLOADS["cores"](SEED)
     assert (workload.nodes, workload.units, workload.unit) == (1, 48, "cores")
     job = max(workload.jobs, key=lambda j: j.nodes)
     assert job.nodes > 1
@@ -115,21 +118,21 @@ def test_the_cores_workload_asks_for_cores_of_one_node():
     assert [r["type"] for r in slot["with"]] == ["core"]
     assert workload.machine().size == 1
     # Its own jobs, not the random workload's on as many nodes.
-    assert workload.jobs != suite.WORKLOADS["random"](SEED).jobs
-    whole = suite.WORKLOADS["whole-nodes"](SEED)
-    assert (whole.units, whole.unit) == (suite.WHOLE_NODES, "nodes")
+    assert workload.jobs != workloads.WORKLOADS["random"](SEED).jobs
+    whole = workloads.WORKLOADS["whole-nodes"](SEED)
+    assert (whole.units, whole.unit) == (workloads.WHOLE_NODES, "nodes")
     assert whole.jobspec(whole.jobs[0])["resources"][0]["type"] == "node"
 
 
 def test_the_restarts_workload_restarts_between_events_while_jobs_wait():
-    workload = suite.WORKLOADS["restarts"](SEED)
+    workload = workloads.WORKLOADS["restarts"](SEED)
     restarts = workload.restarts
-    assert len(restarts) == suite.RESTARTS and list(restarts) == sorted(restarts)
+    assert len(restarts) == workloads.RESTARTS and list(restarts) == sorted(restarts)
     submits = [j.submit for j in workload.jobs]
     assert submits[0] < restarts[0] and restarts[-1] < submits[-1]
     # Half a millisecond from every submit (ends are whole milliseconds too).
     assert min(abs(r - t) for r in restarts for t in submits) >= 0.0004
-    assert suite.ONLY_FOR["restarts"] == ("any", "fifo", "easy")
+    assert workloads.ONLY_FOR["restarts"] == ("any", "fifo", "easy")
 
 
 # -- the judge on hand-made records ---------------------------------------------------
@@ -305,7 +308,7 @@ def test_a_scheduler_declared_any_is_judged_on_its_estimates_only():
         (suite.CURRENT,)
     }
     assert {n for n in probes if n.startswith("policy:any:")} == {
-        f"policy:any:{w}" for w in suite.WORKLOADS
+        f"policy:any:{w}" for w in workloads.WORKLOADS
     }
 
 
