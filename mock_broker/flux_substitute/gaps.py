@@ -10,7 +10,6 @@ tells that case apart and says it in flux-python's terms.
 from __future__ import annotations
 
 import ast
-import os
 import re
 
 from mock_broker.flux_substitute import PINNED_FLUX_PYTHON, SUBSTITUTES
@@ -61,14 +60,10 @@ def missing_name(exc: BaseException) -> str | None:
 
 def _wheel_names(module: str) -> set[str]:
     """Top-level names the wheel's file of *module* defines or imports."""
-    if wheel_flux_dir is None:
-        return set()
-    rel = module.split(".")[1:]
-    base = os.path.join(wheel_flux_dir, *rel)
-    for path in (base + ".py", os.path.join(base, "__init__.py")):
-        if os.path.isfile(path):
-            break
-    else:
+    from mock_broker.flux_substitute.startup_check import _module_file
+
+    path = None if wheel_flux_dir is None else _module_file(wheel_flux_dir, module)
+    if path is None:
         return set()
     try:
         with open(path, encoding="utf-8") as f:

@@ -73,11 +73,8 @@ class Job:
         """The jobspec's time limit in seconds, or 0 (none) when the
         jobspec does not give a usable one (the job-manager model runs
         hostile jobspecs too: the scheduler, not the model, must deny them)."""
-        system = _mapping(_mapping(self.jobspec).get("attributes")).get("system")
-        value = _mapping(system).get("duration", 0)
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            return 0.0
-        return float(value) if 0 < value < math.inf else 0.0
+        value = self._duration_number()
+        return value if value is not None and 0 < value < math.inf else 0.0
 
     @property
     def duration_unreadable(self) -> bool:
@@ -87,10 +84,21 @@ class Job:
         system = _mapping(_mapping(self.jobspec).get("attributes")).get("system")
         if "duration" not in _mapping(system):
             return False
-        value = system["duration"]
+        value = self._duration_number()
+        return value is None or not 0 <= value < math.inf
+
+    def _duration_number(self) -> float | None:
+        """The jobspec's duration in seconds (absent: 0; an integer too
+        large for a float: infinity), or None when it is no number (text,
+        a boolean, another type)."""
+        system = _mapping(_mapping(self.jobspec).get("attributes")).get("system")
+        value = _mapping(system).get("duration", 0)
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            return True
-        return not 0 <= value < math.inf
+            return None
+        try:
+            return float(value)
+        except OverflowError:
+            return math.inf
 
 
 def _mapping(value) -> dict:

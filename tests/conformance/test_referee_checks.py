@@ -380,3 +380,26 @@ def test_R_times_are_judged_against_a_readable_duration_only(
     b.run()
     assert b.jobs.job(jobid).result == "completed"
     assert b.observer.kinds() == kinds
+
+
+@pytest.mark.parametrize(
+    "duration, limit, unreadable",
+    [
+        (60, 60.0, False),
+        (0, 0.0, False),
+        ("60", 0.0, True),
+        (True, 0.0, True),
+        (-5, 0.0, True),
+        (float("nan"), 0.0, True),
+        (10**400, 0.0, True),  # no float holds it: read as infinite
+    ],
+)
+def test_a_job_reads_its_duration_as_the_referee_needs(duration, limit, unreadable):
+    from mock_broker.jobmanager.jobs import Job
+
+    spec = whole(1)
+    spec["attributes"]["system"]["duration"] = duration
+    job = Job(1, spec, 1000, 16, 16, 0.0, 1.0)
+    assert (job.duration, job.duration_unreadable) == (limit, unreadable)
+    del spec["attributes"]["system"]["duration"]
+    assert (job.duration, job.duration_unreadable) == (0.0, False)
