@@ -185,7 +185,7 @@ class _Activity:
     def __init__(self, kind, subject, link=None, broker=None):
         self.kind, self.subject, self.link, self.start = kind, subject, link, 0.0
         self.broker = broker if broker is not None else getattr(link, "broker", None)
-        # mod_main runs on the module's own thread (its id is known later)
+        # mod_main's thread is known once it starts (see _module_main)
         self.thread = None if kind == "mod_main" else threading.get_ident()
 
 
@@ -422,7 +422,7 @@ def install_hooks() -> None:
 
     invoke, iterate = Reactor._invoke, Reactor.iterate
     load, step, exited = MockBroker.load, MockBroker._step, MockBroker._module_exited
-    link_init, thread_main = ModuleLink.__init__, ModuleLink._thread_main
+    link_init, module_main = ModuleLink.__init__, ModuleLink._main
     start, resume = ModuleLink.start, ModuleLink.resume
 
     def _invoke(self, fn):
@@ -476,9 +476,9 @@ def install_hooks() -> None:
         link_init(self, *args, **kwargs)
         self.reactor._kit_link = self
 
-    def _thread_main(self):
+    def _module_main(self):
         self._kit_tid = threading.get_ident()
-        return thread_main(self)
+        return module_main(self)
 
     def _start(self):
         STATE.started += 1
@@ -492,10 +492,10 @@ def install_hooks() -> None:
     Reactor._invoke, Reactor.iterate = _invoke, _iterate
     MockBroker.load, MockBroker._step = _load, _step
     MockBroker._module_exited = _module_exited
-    # mod_main on a thread that is no daemon, as on a real module's main
-    # thread: the threads it starts are then no daemons either.
+    # The threads a module starts are no daemons unless it says, as on a
+    # real module's main thread.
     ModuleLink.thread_daemon = False
-    ModuleLink.__init__, ModuleLink._thread_main = _link_init, _thread_main
+    ModuleLink.__init__, ModuleLink._main = _link_init, _module_main
     ModuleLink.start, ModuleLink.resume = _start, _resume
 
 

@@ -1,19 +1,23 @@
 """Load a Python scheduler module and run its ``mod_main`` as a broker would.
 
 flux-core 0.88's broker runs a Python module in a process of its own
-(``flux module-python-exec``), which calls ``mod_main(h, *args)`` with a
-handle connected to the broker.  Here ``mod_main`` runs in a thread of
-the broker's process instead, in lock-step with the broker: exactly one
-of the two runs at any moment, so a run is deterministic.  (So what a
-module changes in its process, at import or after, stays for the next
-load in the same process, where a real broker starts a new one.)  The
-thread exists only to hold ``mod_main``'s stack while
-the module sits in ``reactor_run()``; the broker then dispatches the
-module's callbacks itself, on its own thread, which costs no thread switch
-per message.  When the module blocks in ``future.get()`` the broker's
-services keep working (virtual time advances for them) until the response
-arrives, while the module's own timers wait, as in a blocked module thread.
-What code on that process's main thread may do that a thread may not
+(``flux module-python-exec``), which calls ``mod_main(h, *args)`` on its
+main thread with a handle connected to the broker; the module's callbacks
+run on that thread too.  Here ``mod_main`` runs on a greenlet of the
+thread that runs the broker, in lock-step with it: exactly one of the two
+runs at any moment, so a run is deterministic.  (So what a module changes
+in its process, at import or after, stays for the next load in the same
+process, where a real broker starts a new one.)  The greenlet exists only
+to hold ``mod_main``'s stack while the module sits in ``reactor_run()``;
+the broker then dispatches the module's callbacks itself, on its own
+greenlet of the same thread, which costs no switch per message.  One
+thread for both, as in the module's own process: what ``mod_main`` made
+that only its thread may use (an ``sqlite3`` connection,
+``threading.local`` data) its callbacks can use.  When the module blocks
+in ``future.get()`` the broker's services keep working (virtual time
+advances for them) until the response arrives, while the module's own
+timers wait, as in a blocked module thread.  What code on that process's
+main thread may do that reaches the whole process here
 (``signal.signal()``, ``asyncio.get_event_loop()``) is given to
 ``mod_main`` and the callbacks by :mod:`mock_broker.runtime.module_process`.
 """
@@ -27,20 +31,21 @@ import importlib.util
 import os
 import sys
 import syslog
-import threading
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from greenlet import getcurrent, greenlet
+
 from mock_broker.runtime.module_process import ModuleProcess, hosting
 from mock_broker.runtime.reactor import Reactor
 
-# Bound before any module loads: a real broker starts a Python module in a
-# process of its own, which a module that patches Python's threading
-# (Thread.start made a no-op, say) cannot stop.
-_Thread, _start_thread = threading.Thread, threading.Thread.start
-_current_thread = threading.current_thread
+#: The greenlets of modules parked in ``reactor_run()``.  Held here so
+#: that a module its broker never unloaded is not collected while parked
+#: (greenlet would raise GreenletExit in it, at whatever moment the
+#: collector runs, and a module that catches it would run on there).
+_PARKED: set = set()
 
 
 class ModuleLoadError(Exception):
@@ -269,7 +274,7 @@ def describe_raised(exc: BaseException, file: str | None) -> str:
 
 
 class ModuleLink:
-    """The broker's side of one hosted module: its thread, reactor and handle."""
+    """The broker's side of one hosted module: its greenlet, reactor and handle."""
 
     def __init__(self, broker, spec: ModuleSpec, args: list[str]):
         from flux.core.handle import Flux
@@ -299,41 +304,53 @@ class ModuleLink:
         self.services: set[str] = set()
         self.subscriptions: set[str] = set()
         self.debug_bits = 0
-        self._to_module = threading.Semaphore(0)
-        self._to_broker = threading.Semaphore(0)
+        self.process.thread_daemon = self.thread_daemon
+        #: The greenlet that runs ``mod_main`` (None until :meth:`start`).
+        self.greenlet: greenlet | None = None
         self.handle = Flux(link=self)
 
-    #: Whether the thread that runs ``mod_main`` is a daemon; the threads
-    #: the module starts inherit it.  flux-core 0.88 calls ``mod_main`` on
-    #: the main thread of the module's own process (not a daemon), whose
-    #: exit then waits for them; a host that never waits for its threads
-    #: at exit (the conformance worker ends with ``os._exit``) sets False
-    #: to judge them as a real broker would.
+    #: Whether the threads the module starts are daemons unless it says.
+    #: flux-core 0.88 calls ``mod_main`` on the main thread of the module's
+    #: own process (not a daemon), whose exit then waits for them; here a
+    #: thread the module leaves must not keep the kit's process from
+    #: exiting, so they are daemons, unless the host never waits for its
+    #: threads at exit (the conformance worker ends with ``os._exit``) and
+    #: sets False to judge them as a real broker would.
     thread_daemon = True
 
-    # -- lock-step thread handling ----------------------------------------
+    # -- lock-step handling ------------------------------------------------
 
     def start(self) -> None:
         """Run ``mod_main`` until it enters its reactor or exits."""
-        thread = _Thread(
-            target=self._thread_main,
-            name=f"module:{self.name}",
-            daemon=self.thread_daemon,
-        )
-        _start_thread(thread)
-        self._to_broker.acquire()
+        self.greenlet = greenlet(self._main)
+        self._switch_in()
 
-    def _thread_main(self) -> None:
+    def _main(self) -> None:
         try:
             with hosting(self.process):
                 self.spec.entry(self.handle, *self.args)
+        except KeyboardInterrupt:
+            # Ctrl-C reaches the thread that runs the broker: it stops the
+            # host, as it would with mod_main on a thread of its own.
+            self._exited()
+            raise
         except BaseException as exc:  # noqa: BLE001 - reported as module exit
             self.exit_error = exc
             self.exit_traceback = traceback.format_exc()
-        finally:
-            self.process.close()
-            self.state = "exited"
-            self._to_broker.release()
+        self._exited()
+
+    def _exited(self) -> None:
+        self.process.close()
+        self.state = "exited"
+
+    def _switch_in(self) -> None:
+        """Run the module's greenlet until it parks or ends; the caller's
+        greenlet gets control back (and what mod_main raised past
+        :meth:`_main`: Ctrl-C)."""
+        g = self.greenlet
+        g.parent = getcurrent()
+        _PARKED.discard(g)
+        g.switch()
 
     def iterate(self) -> None:
         """One iteration of the module's reactor, its callbacks run as on
@@ -343,13 +360,14 @@ class ModuleLink:
 
     def run_reactor(self) -> int:
         """``reactor_run()``: park mod_main until the reactor is stopped."""
-        if _current_thread().name != f"module:{self.name}":
+        g = self.greenlet
+        if g is None or getcurrent() is not g:
             raise OSError(errno.EDEADLK, "reactor_run() called from a callback")
         self.reactor.restart()
         self.logged_error = self.logged_traceback = ""
         self.state = "reactor"
-        self._to_broker.release()
-        self._to_module.acquire()
+        _PARKED.add(g)
+        g.parent.switch()
         self.state = "init"
         if self.reactor.exception is not None:
             exc = self.reactor.exception
@@ -362,8 +380,7 @@ class ModuleLink:
         """Return from ``reactor_run()`` and run mod_main until it parks again."""
         if self.state != "reactor":
             return
-        self._to_module.release()
-        self._to_broker.acquire()
+        self._switch_in()
 
     # -- what the substitute handle calls -----------------------------------
 

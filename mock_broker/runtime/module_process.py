@@ -1,32 +1,40 @@
-"""What the main thread of a module's own process gives it, for a module
-hosted on a thread.
+"""What the main thread of a module's own process gives it.
 
 flux-core 0.88 calls ``mod_main`` on the main thread of a process of the
 module's own, and its callbacks run there too.  The mock broker runs
-``mod_main`` on a thread and the callbacks on the broker's thread (see
-:mod:`mock_broker.runtime.module_host`), where two things a main thread
-may do would differ:
+``mod_main`` on a greenlet and the callbacks on the broker's greenlet,
+both on the thread that runs the broker (see
+:mod:`mock_broker.runtime.module_host`): what a module made on that
+thread (an ``sqlite3`` connection, ``threading.local`` data) is there for
+its callbacks, as in its own process.  Two things a main thread may do
+would still reach the kit's own process, so module code gets them from
+its :class:`ModuleProcess` instead:
 
-- ``signal.signal()`` raises ValueError off the main thread, and on the
-  broker's thread it would change the kit's own process.  For module
-  code it records the handler in the module's :class:`ModuleProcess`
-  instead, installs nothing (the mock broker sends modules no signals)
-  and returns the one it replaces; ``signal.getsignal()`` answers from
-  that record.
-- ``asyncio.get_event_loop()`` raises RuntimeError on any thread but the
-  main one when no loop was set.  For module code an event-loop policy
-  gives each module one loop of its own, as its main thread would get:
-  made at the first call, shared by ``mod_main`` and the callbacks,
-  closed when ``mod_main`` returns.
+- ``signal.signal()`` records the handler in the module's
+  :class:`ModuleProcess`, installs nothing (the mock broker sends modules
+  no signals) and returns the one it replaces; ``signal.getsignal()``
+  answers from that record.
+- ``asyncio.get_event_loop()``: an event-loop policy gives each module one
+  loop of its own, as its main thread would get: made at the first call,
+  shared by ``mod_main`` and the callbacks, closed when ``mod_main``
+  returns.
 
-Module code here is ``mod_main``'s thread and the broker's thread while
-it runs the module's callbacks (:func:`hosting`).  Everywhere else (the
-kit, the threads a module starts) both behave as Python's own.
+A thread module code starts is a daemon unless the module says otherwise
+(or :attr:`ModuleProcess.thread_daemon` is False, as the conformance kit
+sets to judge stray threads as flux-core would): in the kit's process a
+thread the module leaves behind must not keep a command from exiting.
+
+Module code here is ``mod_main``'s greenlet and the broker's while it runs
+the module's callbacks (:func:`hosting`); which module a piece of code
+stands for is a context variable, so each greenlet has its own.
+Everywhere else (the kit, the threads a module starts) all of this
+behaves as Python's own.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import errno
 import signal
 import threading
@@ -34,37 +42,42 @@ from typing import Any
 
 _real_signal = signal.signal
 _real_getsignal = signal.getsignal
-_local = threading.local()
+_real_thread_init = threading.Thread.__init__
+_process: contextvars.ContextVar = contextvars.ContextVar(
+    "schedkit_module_process", default=None
+)
 
 
 def current() -> ModuleProcess | None:
-    """The module whose main thread the calling thread stands for now."""
-    return getattr(_local, "process", None)
+    """The module whose main thread the calling code stands for now."""
+    return _process.get()
 
 
 class _Hosting:
-    __slots__ = ("_process", "_previous")
+    __slots__ = ("_process", "_token")
 
     def __init__(self, process: ModuleProcess):
         self._process = process
 
     def __enter__(self) -> ModuleProcess:
-        self._previous = current()
-        _local.process = self._process
+        self._token = _process.set(self._process)
         return self._process
 
     def __exit__(self, *exc) -> None:
-        _local.process = self._previous
+        _process.reset(self._token)
 
 
 def hosting(process: ModuleProcess) -> _Hosting:
-    """Context manager: the calling thread runs *process*'s module code."""
+    """Context manager: the calling code runs *process*'s module code."""
     return _Hosting(process)
 
 
 class ModuleProcess:
     """The per-process state a hosted module's main thread holds: its
     signal handlers and its asyncio event loop."""
+
+    #: Whether a thread module code starts without saying is a daemon.
+    thread_daemon = True
 
     def __init__(self) -> None:
         _install()
@@ -106,6 +119,14 @@ def _signal(signalnum, handler):
     previous = _getsignal(signalnum)
     process.signal_handlers[int(signalnum)] = handler
     return previous
+
+
+def _thread_init(self, *args, **kwargs):
+    if kwargs.get("daemon") is None:
+        process = current()
+        if process is not None:
+            kwargs["daemon"] = process.thread_daemon
+    _real_thread_init(self, *args, **kwargs)
 
 
 def _getsignal(signalnum):
@@ -150,8 +171,8 @@ _installed = False
 
 
 def _install() -> None:
-    """Route ``signal.signal``/``getsignal`` and the event-loop policy
-    through this module, once, when the first module is hosted (as the
+    """Route ``signal.signal``/``getsignal``, the event-loop policy and the
+    daemon default of new threads through this module, once, when the first module is hosted (as the
     clock replaces ``time.time``); what a module replaces later stays, as
     in its process.  Only Python's default policy is replaced: under a
     policy someone else set, module code gets that policy's rules."""
@@ -160,5 +181,6 @@ def _install() -> None:
         return
     _installed = True
     signal.signal, signal.getsignal = _signal, _getsignal
+    threading.Thread.__init__ = _thread_init
     if type(asyncio.get_event_loop_policy()) is asyncio.DefaultEventLoopPolicy:
         asyncio.set_event_loop_policy(_ModuleLoopPolicy())

@@ -1,7 +1,9 @@
-"""What a module may do on the main thread of its own process, as
-flux-core 0.88 runs ``mod_main`` and the callbacks, while the mock broker
-runs them on threads of its own process: ``signal.signal()`` and
-``asyncio.get_event_loop()`` (see ``mock_broker/runtime/module_process.py``)."""
+"""What a module may do on the main thread of its own process, where
+flux-core 0.88 runs ``mod_main`` and the callbacks: use in callbacks what
+only that thread may use (``sqlite3``, ``threading.local``), and call
+``signal.signal()`` and ``asyncio.get_event_loop()``, while the mock
+broker runs them on one thread of the kit's process (see
+``mock_broker/runtime/module_host.py`` and ``module_process.py``)."""
 
 from __future__ import annotations
 
@@ -67,3 +69,43 @@ def test_a_module_gets_an_event_loop_of_its_own(make_broker):
     thread.start()
     thread.join()
     assert raised == ["There is no current event loop in thread 'not-a-module'."]
+
+
+def test_mod_main_and_the_callbacks_share_one_thread(make_broker):
+    # flux-core 0.88 runs both on the main thread of the module's process:
+    # an sqlite3 connection (by default refused off the thread that opened
+    # it) and threading.local data made in mod_main serve every callback.
+    # (With mod_main on a thread of its own, every alloc raised
+    # ProgrammingError and the module exited.)
+    b, link = run_two_jobs(make_broker, "ThreadAffineScheduler")
+    assert link.state == "reactor"
+    report = b.rpc("main_thread_idioms.report")
+    same = {"same_thread": True, "local": "mod_main"}
+    assert report["allocs"] == 2
+    assert report["seen"] == [same, same]
+    # the broker runs on this (the main) thread, so the module does too
+    assert report["main"] is True
+    # a thread the module starts without saying is a daemon here: left
+    # running, it must not keep the kit's process from exiting
+    assert report["daemon"] is True
+
+
+def test_the_kit_judges_the_threads_a_module_starts_as_a_real_broker(
+    make_broker, monkeypatch
+):
+    from mock_broker.runtime.module_host import ModuleLink
+
+    monkeypatch.setattr(ModuleLink, "thread_daemon", False)
+    b, _ = run_two_jobs(make_broker, "ThreadAffineScheduler")
+    assert b.rpc("main_thread_idioms.report")["daemon"] is False
+    # the kit's own threads keep Python's rule (the creator's flag)
+    assert threading.Thread(target=lambda: None).daemon is False
+    daemon_parent = []
+
+    def parent():
+        daemon_parent.append(threading.Thread(target=lambda: None).daemon)
+
+    t = threading.Thread(target=parent, daemon=True)
+    t.start()
+    t.join()
+    assert daemon_parent == [True]

@@ -7,7 +7,9 @@ loaded as ``main_thread_idioms.py:Class``."""
 import asyncio
 import os
 import signal
+import sqlite3
 import sys
+import threading
 
 from flux.brokermod import request_handler
 
@@ -71,4 +73,44 @@ class AsyncioScheduler(SimpleScheduler):
     @request_handler("report")
     def report(self, msg):
         answer = {"results": self.results, "same_loop": self.same_loop}
+        self.handle.respond(msg, answer)
+
+
+class ThreadAffineScheduler(SimpleScheduler):
+    """Keeps what only its own thread may use: an sqlite3 connection (by
+    default usable only on the thread that opened it) and threading.local
+    data, both made in mod_main and used in every alloc; and starts a
+    thread in mod_main without saying whether it is a daemon."""
+
+    def __init__(self, h, *args):
+        super().__init__(h, *args)
+        self.db = sqlite3.connect(":memory:")
+        self.db.execute("create table allocs (jobid integer)")
+        self.local = threading.local()
+        self.local.owner = "mod_main"
+        self.thread = threading.current_thread()
+        self.main = self.thread is threading.main_thread()
+        started = threading.Thread(target=lambda: None)
+        self.daemon = started.daemon
+        self.seen = []
+
+    def alloc(self, request, jobid, priority, userid, t_submit, jobspec):
+        self.db.execute("insert into allocs values (?)", (jobid,))
+        self.seen.append(
+            {
+                "same_thread": threading.current_thread() is self.thread,
+                "local": getattr(self.local, "owner", None),
+            }
+        )
+        super().alloc(request, jobid, priority, userid, t_submit, jobspec)
+
+    @request_handler("report")
+    def report(self, msg):
+        (count,) = self.db.execute("select count(*) from allocs").fetchone()
+        answer = {
+            "allocs": count,
+            "seen": self.seen,
+            "main": self.main,
+            "daemon": self.daemon,
+        }
         self.handle.respond(msg, answer)
