@@ -24,13 +24,16 @@ main thread may do that reaches the whole process here
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import functools
 import importlib
 import importlib.util
 import os
+import signal
 import sys
 import syslog
+import threading
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -38,7 +41,12 @@ from typing import Any
 
 from greenlet import getcurrent, greenlet
 
-from mock_broker.runtime.module_process import ModuleProcess, hosting
+from mock_broker.runtime.module_process import (
+    ModuleProcess,
+    hosting,
+    real_getsignal,
+    real_signal,
+)
 from mock_broker.runtime.reactor import Reactor
 
 #: The greenlets of modules parked in ``reactor_run()``.  Held here so
@@ -46,6 +54,35 @@ from mock_broker.runtime.reactor import Reactor
 #: (greenlet would raise GreenletExit in it, at whatever moment the
 #: collector runs, and a module that catches it would run on there).
 _PARKED: set = set()
+
+#: Set when a Ctrl-C came while a module's mod_main ran (see _ctrl_c_marked).
+_CTRL_C = {"seen": False}
+
+
+def _on_sigint(signum, frame):
+    _CTRL_C["seen"] = True
+    raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def _ctrl_c_marked():
+    """While ``mod_main`` runs on this thread: mark a Ctrl-C (SIGINT under
+    Python's default handler), so that a KeyboardInterrupt the module
+    raised itself (a module exit) is told from the user's (which stops the
+    host).  Elsewhere (a host that ignores SIGINT, as the conformance
+    worker, or another thread) every KeyboardInterrupt is the module's."""
+    if (
+        threading.current_thread() is not threading.main_thread()
+        or real_getsignal(signal.SIGINT) is not signal.default_int_handler
+    ):
+        yield
+        return
+    _CTRL_C["seen"] = False
+    real_signal(signal.SIGINT, _on_sigint)
+    try:
+        yield
+    finally:
+        real_signal(signal.SIGINT, signal.default_int_handler)
 
 
 class ModuleLoadError(Exception):
@@ -329,11 +366,14 @@ class ModuleLink:
         try:
             with hosting(self.process):
                 self.spec.entry(self.handle, *self.args)
-        except KeyboardInterrupt:
-            # Ctrl-C reaches the thread that runs the broker: it stops the
-            # host, as it would with mod_main on a thread of its own.
-            self._exited()
-            raise
+        except KeyboardInterrupt as exc:
+            if _CTRL_C["seen"]:
+                # The user's Ctrl-C stops the host, as it would with
+                # mod_main on a thread of its own.
+                self._exited()
+                raise
+            self.exit_error = exc
+            self.exit_traceback = traceback.format_exc()
         except BaseException as exc:  # noqa: BLE001 - reported as module exit
             self.exit_error = exc
             self.exit_traceback = traceback.format_exc()
@@ -350,7 +390,8 @@ class ModuleLink:
         g = self.greenlet
         g.parent = getcurrent()
         _PARKED.discard(g)
-        g.switch()
+        with _ctrl_c_marked():
+            g.switch()
 
     def iterate(self) -> None:
         """One iteration of the module's reactor, its callbacks run as on

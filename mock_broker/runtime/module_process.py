@@ -42,6 +42,8 @@ from typing import Any
 
 _real_signal = signal.signal
 _real_getsignal = signal.getsignal
+#: Python's own, for the host (module code's calls go through _signal).
+real_signal, real_getsignal = _real_signal, _real_getsignal
 _real_thread_init = threading.Thread.__init__
 _process: contextvars.ContextVar = contextvars.ContextVar(
     "schedkit_module_process", default=None

@@ -409,6 +409,17 @@ def test_module_that_returns_before_running(make_broker):
     )
 
 
+def test_a_keyboard_interrupt_the_module_raises_is_its_exit(make_broker, tmp_path):
+    # mod_main runs on the host's thread: only a Ctrl-C of the user stops
+    # the host (flux-schedkit run: "interrupted", exit 130); one the module
+    # raises is a module exit like any other exception.
+    module = tmp_path / "interrupts.py"
+    module.write_text("def mod_main(h, *args):\n    raise KeyboardInterrupt\n")
+    assert load_error(make_broker(), str(module)) == (
+        "interrupts: KeyboardInterrupt: KeyboardInterrupt"
+    )
+
+
 def test_missing_class(make_broker):
     target = sched("seed_minimal.py:NoSuchClass")
     assert load_error(make_broker(), target) == (
