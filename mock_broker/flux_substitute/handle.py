@@ -1,7 +1,8 @@
 """Stands in for ``flux.core.handle``: the handle a hosted module receives.
 
 A :class:`Flux` handle exists only for a module hosted by the mock broker:
-the broker passes it to ``mod_main(h, *args)``.  It speaks to the broker
+the broker passes it to ``mod_main(h, *args)``, and module code may open
+more with ``flux.Flux()`` (see :mod:`mock_broker.runtime.client_link`).  It speaks to the broker
 through a *link* (:class:`mock_broker.runtime.module_host.ModuleLink`), which routes
 messages, owns the module's virtual-time reactor, and blocks the module in
 ``get()`` while the broker works.
@@ -27,7 +28,16 @@ from mock_broker.flux_substitute.watchers import (
 class Flux:
     """Broker handle for one hosted module."""
 
+    #: Set by the mock broker's runtime: called for a handle made without a
+    #: link (``flux.Flux()``), it returns the link of a new connection of
+    #: the hosted module whose code asks, or None outside module code.
+    connector = None
+
     def __init__(self, url=None, flags=0, handle=None, *, link=None):
+        if link is None and Flux.connector is not None:
+            link = Flux.connector()
+            if link is not None:
+                link.handle = self  # where the broker delivers its responses
         if link is None:
             raise OSError(
                 errno.ENOSYS,

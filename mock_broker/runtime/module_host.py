@@ -41,8 +41,10 @@ from typing import Any
 
 from greenlet import getcurrent, greenlet
 
+from mock_broker.runtime.client_link import ClientLink
 from mock_broker.runtime.module_process import (
     ModuleProcess,
+    connect_module_code,
     hosting,
     real_getsignal,
     real_signal,
@@ -342,6 +344,8 @@ class ModuleLink:
         self.subscriptions: set[str] = set()
         self.debug_bits = 0
         self.process.thread_daemon = self.thread_daemon
+        self.process.connect = functools.partial(ClientLink, self)
+        Flux.connector = connect_module_code
         #: The greenlet that runs ``mod_main`` (None until :meth:`start`).
         self.greenlet: greenlet | None = None
         self.handle = Flux(link=self)

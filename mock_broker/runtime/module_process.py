@@ -80,6 +80,9 @@ class ModuleProcess:
 
     #: Whether a thread module code starts without saying is a daemon.
     thread_daemon = True
+    #: Makes the link of a new connection of this module (``flux.Flux()``
+    #: in its code); set by the module's host.
+    connect: Any = None
 
     def __init__(self) -> None:
         _install()
@@ -121,6 +124,15 @@ def _signal(signalnum, handler):
     previous = _getsignal(signalnum)
     process.signal_handlers[int(signalnum)] = handler
     return previous
+
+
+def connect_module_code():
+    """The link of a new connection for ``flux.Flux()`` called by module
+    code; None elsewhere (the substitute then refuses, as before)."""
+    process = current()
+    if process is None or process.connect is None:
+        return None
+    return process.connect()
 
 
 def _thread_init(self, *args, **kwargs):

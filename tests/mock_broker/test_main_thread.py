@@ -11,6 +11,7 @@ import asyncio
 import signal
 import threading
 
+import pytest
 from mock_broker_helpers import elapsed, sched, whole_nodes
 
 from mock_broker.machine import Machine
@@ -109,3 +110,26 @@ def test_the_kit_judges_the_threads_a_module_starts_as_a_real_broker(
     t.start()
     t.join()
     assert daemon_parent == [True]
+
+
+def test_a_module_may_open_a_handle_of_its_own(make_broker):
+    # flux.Flux() in module code connects to the broker again, as in a
+    # module's process in flux-core 0.88 (until 2026-12-07 it raised
+    # ENOSYS and the module failed to load); its requests are the
+    # module's, their responses come back to that handle.
+    b, link = run_two_jobs(make_broker, "SecondHandleScheduler")
+    ids = [j.id for j in b.jobs.jobs.values()]
+    assert b.rpc("main_thread_idioms.report") == {"looked_up": ids}
+    asked = [e for e in b.transcript.entries() if e.topic == "job-info.lookup"]
+    answered = [
+        e for e in b.transcript.entries() if e.topic == "job-info.lookup (response)"
+    ]
+    assert [(e.source, e.dest) for e in asked] == [(link.name, "broker")] * 2
+    assert [(e.source, e.dest) for e in answered] == [("broker", link.name)] * 2
+
+
+def test_a_handle_outside_module_code_is_still_refused():
+    import flux
+
+    with pytest.raises(OSError, match="no Flux broker to connect to"):
+        flux.Flux()

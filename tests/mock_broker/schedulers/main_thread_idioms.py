@@ -11,6 +11,7 @@ import sqlite3
 import sys
 import threading
 
+import flux
 from flux.brokermod import request_handler
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -114,3 +115,23 @@ class ThreadAffineScheduler(SimpleScheduler):
             "daemon": self.daemon,
         }
         self.handle.respond(msg, answer)
+
+
+class SecondHandleScheduler(SimpleScheduler):
+    """Opens a handle of its own with flux.Flux() in mod_main, as code in a
+    module's process may, and looks each job up with it in every alloc."""
+
+    def __init__(self, h, *args):
+        super().__init__(h, *args)
+        self.own = flux.Flux()
+        self.looked_up = []
+
+    def alloc(self, request, jobid, priority, userid, t_submit, jobspec):
+        payload = {"id": jobid, "keys": ["jobspec"], "flags": 0}
+        answer = self.own.rpc("job-info.lookup", payload).get()
+        self.looked_up.append(answer["id"])
+        super().alloc(request, jobid, priority, userid, t_submit, jobspec)
+
+    @request_handler("report")
+    def report(self, msg):
+        self.handle.respond(msg, {"looked_up": self.looked_up})
