@@ -262,7 +262,10 @@ class CountedPlanning:
         profile of the jobs ahead (for new jobs, and holders placed again)
         is built only when one needs it, and brought up to date in one
         sweep.  Promises of jobs the pass has not reached stay recorded, so
-        a pass cut short by an event loses none.
+        a pass cut short by an event loses none.  When the pass before made
+        nothing lighter and only jobs behind all of its own arrived since,
+        every job it reached would keep what it has, and the pass starts at
+        the first arrival (:meth:`_only_arrivals`).
         """
         planner = self.planner
         planner.begin_pass(time.time())
@@ -283,6 +286,8 @@ class CountedPlanning:
         self._kept_searches = KeptSearches()
 
         carried = self.__dict__.pop("_carried", None)
+        all_kept = self.__dict__.pop("_all_kept", None)
+        event = self._event
 
         def build():
             nonlocal profile, light, overcommitted, carried
@@ -309,6 +314,28 @@ class CountedPlanning:
         holders: set[int] = set()
         keep: set[int] = set()  # annotated: holders and jobs with no estimate
         waiting = False
+        first = 0  # the queue position the walk starts from
+        pause = 0  # yields standing for the jobs skipped
+        verify = None  # with check_reuse: what the skipped walk must leave
+        if held and self._only_arrivals(all_kept, light, held, overcommitted):
+            if self.check_reuse:
+                verify = (
+                    all_kept[2],
+                    dict(held),
+                    self._jobs_started,
+                    self._jobs_denied,
+                    self.annotations.updates,
+                )
+            else:
+                # Every job up to the last one then keeps what it has: its
+                # reservation (held in the profile), or no estimate.
+                first = all_kept[3]
+                self._arrival_passes += 1
+                keep.update(self.annotations.annotated())
+                holders.update(held)
+                pause = self._skipped_yields(len(held), first - len(held))
+                held.clear()
+                waiting = True
 
         def hold(start: float, duration: float, nodes: int, around_ahead: bool, old):
             """Hold a start or reservation in the profile (and, later, in
@@ -336,8 +363,14 @@ class CountedPlanning:
         seen = None
         finished = False
         try:
-            for job in self.pending_jobs():
+            for _ in range(pause):
+                seen = planner.releases.position()
+                yield
+            for job in self.pending_jobs(start=first):
                 jobid = job.jobid
+                if verify is not None and queue_order(job) > verify[0]:
+                    self._verify_all_kept(verify)
+                    verify = None
                 if profile is None:
                     if self._start_before_planning(job, waiting):
                         seen = planner.releases.position()
@@ -438,7 +471,11 @@ class CountedPlanning:
                     self._estimate(job, start)
                 seen = planner.releases.position()
                 yield
+            if verify is not None:
+                self._verify_all_kept(verify)
             finished = True
+            if light is not None and self._queue and self._event == event:
+                self._record_all_kept(serial, light, len(holders))
         finally:
             # Also when an event cuts the pass short: the next pass starts
             # from what this one saw and did.
@@ -459,6 +496,84 @@ class CountedPlanning:
             if jobid not in holders:
                 del planner.promises[jobid]
         self._clear_others(keep)
+
+    #: Passes that reached only the jobs behind the last one of the pass
+    #: before (see :meth:`_only_arrivals`).
+    _arrival_passes = 0
+
+    def _record_all_kept(self, serial: int, light, holding: int) -> None:
+        """At the end of an unlimited-depth count pass that reached every
+        pending job with no event during it: if the plan got lighter
+        nowhere since the pass began (no job freed, no reservation given
+        up, none moved), record what :meth:`_only_arrivals` needs."""
+        if light.since_begin[0] != INF:
+            return
+        queue = self._queue
+        self._all_kept = (
+            serial,
+            self.plan_event,
+            queue_order(queue[-1]),
+            len(queue),
+            holding,
+        )
+
+    def _only_arrivals(self, all_kept, light, held: dict, overcommitted: bool) -> bool:
+        """Would a pass over every job leave the jobs up to the last one of
+        the pass before as they are?  So it would if that pass recorded
+        that nothing got lighter (:meth:`_record_all_kept`) and since then
+        only jobs behind all of them arrived (no other event, the jobs up
+        to that one still the same), nothing got lighter (*light*), no
+        reservation overcommits, none has come due (still held, and
+        starting after now), and every
+        ``t_estimate`` sent still stands: each holder's earliest fit is
+        still its reservation, and a job with no estimate still has none.
+        """
+        if all_kept is None or overcommitted:
+            return False
+        serial, plan_event, last_key, count, holding = all_kept
+        if (
+            serial != light.serial - 1
+            or plan_event != self.plan_event
+            or light.since_begin[0] != INF
+            or self._queue.bisect_key_right(last_key) != count
+            or len(held) != holding  # one came due and was let go
+        ):
+            return False
+        now = self.planner.now
+        if min(start for start, _, _ in held.values()) <= now:
+            return False
+        unshown = self._unshown
+        for jobid in [jobid for jobid in unshown if jobid not in held]:
+            if jobid not in self._pending:
+                del unshown[jobid]  # started or gone
+        return min((unshown.get(jobid, INF) for jobid in held), default=INF) > now
+
+    def _skipped_yields(self, kept: int, unestimated: int) -> int:
+        """How many times a walk over *kept* holders that keep their
+        reservations and *unestimated* jobs that still have no start would
+        have yielded (every few cheap steps, and after each job without
+        one); counts those cheap steps.  A pass that skips them yields as
+        often, so the reactor runs at the same points between its answers
+        (the order of what a pass sends and what it waits for stays as a
+        pass over every job has it)."""
+        steps = self._cheap + kept
+        self._cheap = steps % self.CHEAP_YIELD_EVERY
+        return steps // self.CHEAP_YIELD_EVERY + unestimated
+
+    def _verify_all_kept(self, verify) -> None:
+        """With ``check_reuse``: fail if the walk over the jobs that
+        :meth:`_only_arrivals` would have skipped changed anything."""
+        _, held, started, denied, updates = verify
+        promises = self.planner.promises
+        changed = [
+            jobid for jobid, promise in held.items() if promises.get(jobid) != promise
+        ]
+        assert not changed, f"skipped holders would have moved: {changed[:5]}"
+        assert (self._jobs_started, self._jobs_denied, self.annotations.updates) == (
+            started,
+            denied,
+            updates,
+        ), "a skipped job would have started, been denied or annotated"
 
     def _keeps(self, profile, light, jobid: int, mine, nodes: int, duration: float):
         """Can a holder start earlier than its reservation ``mine = (start,

@@ -124,6 +124,7 @@ class ReservationScheduler(SparsePasses, CountedPlanning, PlanningScheduler):
         stats = super().stats_get()
         stats["reservation_depth"] = format_value(self.reservation_depth)
         stats["sparse_passes"] = self._sparse_passes
+        stats["arrival_passes"] = self._arrival_passes
         return stats
 
     def plan(self):

@@ -597,15 +597,16 @@ class PlanningScheduler(KnownIds):
 
     # -- passes -----------------------------------------------------------------------
 
-    def pending_jobs(self, chunk: int = 256) -> Iterator[PendingJob]:
-        """Pending jobs in priority order, safe while jobs are started.
+    def pending_jobs(self, chunk: int = 256, start: int = 0) -> Iterator[PendingJob]:
+        """Pending jobs in priority order, safe while jobs are started,
+        from the *start*-th on.
 
         Reads the queue a chunk at a time, so a pass that stops early does
         not pay for the whole queue: the first chunk is small (most passes
         look at the head and a few behind it), the next ones *chunk* long.
         Jobs finalized while the walk is suspended are skipped.
         """
-        index = 0
+        index = start
         queue = self._queue
         size = min(16, chunk)
         while True:

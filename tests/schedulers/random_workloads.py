@@ -47,9 +47,12 @@ def workload(rng: random.Random) -> list[tuple]:
     return jobs
 
 
-def run_responses(policy: str, args: list[str], jobs) -> tuple[list, dict]:
-    """Run *jobs* on 4 x 4 cores; the alloc responses in order (time and
-    text: job ids are the same from run to run) and the scheduler's stats."""
+def run_responses(
+    policy: str, args: list[str], jobs, shapes: list = SHAPES
+) -> tuple[list, dict]:
+    """Run *jobs* (their shapes indexes into *shapes*) on 4 x 4 cores; the
+    alloc responses in order (time and text: job ids are the same from run
+    to run) and the scheduler's stats."""
     b = start_broker(policy, args, machine=Machine.uniform(4, 4))
     for submit, shape, limit, fraction, late, urgency in sorted(jobs):
 
@@ -57,7 +60,7 @@ def run_responses(policy: str, args: list[str], jobs) -> tuple[list, dict]:
             shape=shape, limit=limit, fraction=fraction, late=late, u=urgency
         ):
             b.jobs.submit(
-                make_jobspec(duration=limit, **SHAPES[shape]),
+                make_jobspec(duration=limit, **shapes[shape]),
                 urgency=u,
                 runtime=limit * fraction,
                 release=[[late, [0, 1, 2, 3]]] if late else None,
