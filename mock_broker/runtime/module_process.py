@@ -128,7 +128,7 @@ def _signal(signalnum, handler):
 
 def connect_module_code():
     """The link of a new connection for ``flux.Flux()`` called by module
-    code; None elsewhere (the substitute then refuses, as before)."""
+    code; None elsewhere (the substitute then refuses: no broker)."""
     process = current()
     if process is None or process.connect is None:
         return None
