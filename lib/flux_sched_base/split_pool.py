@@ -290,8 +290,12 @@ class Rv1SplitPool(Rv1SummaryPool):
         """The units of which any free ones host a request, as a planner
         counting them assumes (see ``Planner.whole_nodes``): whole
         ``"nodes"``, unless ``match_slots`` is on and nodes number their
-        ids differently (R of a nested instance, say).  Never ``"cores"``:
-        where free cores are does matter here (even splits, best fit)."""
+        ids differently (R of a nested instance, say).  ``"cores"`` only on
+        a machine of one node: elsewhere where free cores are does matter
+        (even splits, best fit), but with one node every rule has that
+        node alone to choose, and any free cores on it do."""
+        if len(self._ranks) == 1:
+            return frozenset({"nodes", "cores"})
         if not self.match_slots or self._uniform():
             return frozenset({"nodes"})
         return frozenset()

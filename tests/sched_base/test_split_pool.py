@@ -313,6 +313,17 @@ def test_matching_is_infeasible_on_nodes_numbered_differently():
     assert fresh().interchangeable_units == {"nodes"}
 
 
+def test_cores_count_as_interchangeable_on_one_node_only():
+    # On one node every rule has that node alone to choose: any free cores
+    # host a request of one-core slots, as counting assumes.
+    one = R_of({0: ("0-47", "")})
+    for cls in (SplitPool, SplitPoolAnySlots):
+        assert cls(one).interchangeable_units == {"nodes", "cores"}
+    assert "cores" not in fresh().interchangeable_units
+    two = R_of({0: ("0-3", ""), 1: ("0-3", "")})
+    assert SplitPool(two).interchangeable_units == {"nodes"}
+
+
 # -- exclusive, ranges ---------------------------------------------------------------------
 
 
