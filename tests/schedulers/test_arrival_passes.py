@@ -96,3 +96,41 @@ def test_an_arrival_after_the_plan_got_lighter_walks_every_job(monkeypatch):
     assert [arrive() for _ in range(2)] == [2, 3]
     b.run()
     b.observer.assert_clean()
+
+
+def test_an_arrival_once_an_estimate_no_longer_stands_walks_every_job(monkeypatch):
+    # A holder's start moves 5 s earlier, within the share of the wait its
+    # t_estimate may stand for (1%); with only arrivals since, that share
+    # shrinks below 5 s at t=995, and the next arrival's pass must reach
+    # the holder to send its start, not skip it.
+    monkeypatch.setattr(PlanningScheduler, "check_reuse", False)
+    b = start_broker("conservative", [], machine=Machine.uniform(2, 4))
+    t0 = b.clock.epoch
+
+    def node(limit):
+        return make_jobspec(nodes=1, slots=1, cores=4, duration=limit)
+
+    b.jobs.submit(node(1000.0), runtime=990.0)  # node 0, ends 10 s early
+    b.jobs.submit(node(1495.0), runtime=1495.0)  # node 1
+    b.run_until(t0 + 1.0)
+    b.jobs.submit(node(500.0), runtime=500.0)  # after the first: 1000 -> 990
+    b.run_until(t0 + 2.0)
+    head = b.jobs.submit(make_jobspec(nodes=2, slots=2, cores=4, duration=100.0))
+    b.run_until(t0 + 3.0)
+
+    def estimate():
+        return b.jobs.job(head).annotations["sched"]["t_estimate"] - t0
+
+    assert estimate() == 1500.0
+    b.run_until(t0 + 991.0)  # it starts at 990; the head could at 1495
+    assert estimate() == 1500.0  # stands: 5 s is under 1% of 505 s
+    b.jobs.submit(node(100.0))
+    b.run_until(t0 + 1000.0)  # a pass over every job, and it stands
+    assert estimate() == 1500.0
+    skipped = b.stats()["arrival_passes"]
+    b.jobs.submit(node(100.0))
+    b.run_until(t0 + 1001.0)
+    assert b.stats()["arrival_passes"] == skipped
+    assert estimate() == 1495.0
+    b.run()
+    b.observer.assert_clean()
