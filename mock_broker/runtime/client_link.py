@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import errno
 from collections.abc import Callable
+from typing import Any
 
 from mock_broker.runtime.reactor import Reactor
 
@@ -28,7 +29,7 @@ class ClientLink:
     (the part of :class:`~mock_broker.runtime.module_host.ModuleLink` a
     handle uses)."""
 
-    def __init__(self, owner) -> None:
+    def __init__(self, owner: Any) -> None:
         self.owner = owner
         self.broker = owner.broker
         self.spec = owner.spec

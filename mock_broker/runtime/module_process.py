@@ -126,7 +126,7 @@ def _signal(signalnum, handler):
     return previous
 
 
-def connect_module_code():
+def connect_module_code() -> Any:
     """The link of a new connection for ``flux.Flux()`` called by module
     code; None elsewhere (the substitute then refuses: no broker)."""
     process = current()
