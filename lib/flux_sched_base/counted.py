@@ -29,6 +29,7 @@ from flux_sched_base.annotations import (
     REASON_RESOURCES,
     RESERVED,
 )
+from flux_sched_base.arrival_passes import ArrivalPasses
 from flux_sched_base.compression import Carried, KeptSearches, Lightening
 from flux_sched_base.scheduler import queue_order
 
@@ -60,7 +61,7 @@ class _Frontier:
         self.ends[i:k] = [end]
 
 
-class CountedPlanning:
+class CountedPlanning(ArrivalPasses):
     """The node-count pass of :class:`~flux_sched_base.reservation.
     ReservationScheduler` (a mixin: it uses the scheduler's planner, queue,
     annotations and :attr:`reservation_depth`)."""
@@ -319,17 +320,11 @@ class CountedPlanning:
         verify = None  # with check_reuse: what the skipped walk must leave
         if held and self._only_arrivals(all_kept, light, held, overcommitted):
             if self.check_reuse:
-                verify = (
-                    all_kept[2],
-                    dict(held),
-                    self._jobs_started,
-                    self._jobs_denied,
-                    self.annotations.updates,
-                )
+                verify = self._before_walk(all_kept, held)
             else:
                 # Every job up to the last one then keeps what it has: its
                 # reservation (held in the profile), or no estimate.
-                first = all_kept[3]
+                first = all_kept.pending
                 self._arrival_passes += 1
                 keep.update(self.annotations.annotated())
                 holders.update(held)
@@ -368,7 +363,7 @@ class CountedPlanning:
                 yield
             for job in self.pending_jobs(start=first):
                 jobid = job.jobid
-                if verify is not None and queue_order(job) > verify[0]:
+                if verify is not None and queue_order(job) > verify.last_key:
                     self._verify_all_kept(verify)
                     verify = None
                 if profile is None:
@@ -496,84 +491,6 @@ class CountedPlanning:
             if jobid not in holders:
                 del planner.promises[jobid]
         self._clear_others(keep)
-
-    #: Passes that reached only the jobs behind the last one of the pass
-    #: before (see :meth:`_only_arrivals`).
-    _arrival_passes = 0
-
-    def _record_all_kept(self, serial: int, light, holding: int) -> None:
-        """At the end of an unlimited-depth count pass that reached every
-        pending job with no event during it: if the plan got lighter
-        nowhere since the pass began (no job freed, no reservation given
-        up, none moved), record what :meth:`_only_arrivals` needs."""
-        if light.since_begin[0] != INF:
-            return
-        queue = self._queue
-        self._all_kept = (
-            serial,
-            self.plan_event,
-            queue_order(queue[-1]),
-            len(queue),
-            holding,
-        )
-
-    def _only_arrivals(self, all_kept, light, held: dict, overcommitted: bool) -> bool:
-        """Would a pass over every job leave the jobs up to the last one of
-        the pass before as they are?  So it would if that pass recorded
-        that nothing got lighter (:meth:`_record_all_kept`) and since then
-        only jobs behind all of them arrived (no other event, the jobs up
-        to that one still the same), nothing got lighter (*light*), no
-        reservation overcommits, none has come due (still held, and
-        starting after now), and every
-        ``t_estimate`` sent still stands: each holder's earliest fit is
-        still its reservation, and a job with no estimate still has none.
-        """
-        if all_kept is None or overcommitted:
-            return False
-        serial, plan_event, last_key, count, holding = all_kept
-        if (
-            serial != light.serial - 1
-            or plan_event != self.plan_event
-            or light.since_begin[0] != INF
-            or self._queue.bisect_key_right(last_key) != count
-            or len(held) != holding  # one came due and was let go
-        ):
-            return False
-        now = self.planner.now
-        if min(start for start, _, _ in held.values()) <= now:
-            return False
-        unshown = self._unshown
-        for jobid in [jobid for jobid in unshown if jobid not in held]:
-            if jobid not in self._pending:
-                del unshown[jobid]  # started or gone
-        return min((unshown.get(jobid, INF) for jobid in held), default=INF) > now
-
-    def _skipped_yields(self, kept: int, unestimated: int) -> int:
-        """How many times a walk over *kept* holders that keep their
-        reservations and *unestimated* jobs that still have no start would
-        have yielded (every few cheap steps, and after each job without
-        one); counts those cheap steps.  A pass that skips them yields as
-        often, so the reactor runs at the same points between its answers
-        (the order of what a pass sends and what it waits for stays as a
-        pass over every job has it)."""
-        steps = self._cheap + kept
-        self._cheap = steps % self.CHEAP_YIELD_EVERY
-        return steps // self.CHEAP_YIELD_EVERY + unestimated
-
-    def _verify_all_kept(self, verify) -> None:
-        """With ``check_reuse``: fail if the walk over the jobs that
-        :meth:`_only_arrivals` would have skipped changed anything."""
-        _, held, started, denied, updates = verify
-        promises = self.planner.promises
-        changed = [
-            jobid for jobid, promise in held.items() if promises.get(jobid) != promise
-        ]
-        assert not changed, f"skipped holders would have moved: {changed[:5]}"
-        assert (self._jobs_started, self._jobs_denied, self.annotations.updates) == (
-            started,
-            denied,
-            updates,
-        ), "a skipped job would have started, been denied or annotated"
 
     def _keeps(self, profile, light, jobid: int, mine, nodes: int, duration: float):
         """Can a holder start earlier than its reservation ``mine = (start,

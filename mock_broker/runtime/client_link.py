@@ -24,10 +24,29 @@ from typing import Any
 from mock_broker.runtime.reactor import Reactor
 
 
-class ClientLink:
-    """What a second handle of module *owner* speaks to the broker through
-    (the part of :class:`~mock_broker.runtime.module_host.ModuleLink` a
-    handle uses)."""
+class HandleLink:
+    """What a handle speaks to the broker through: the part of a link the
+    module's own handle (:class:`~mock_broker.runtime.module_host.
+    ModuleLink`) and a second one (:class:`ClientLink`) share."""
+
+    broker: Any
+    subscriptions: set[str]
+
+    def send(self, msg) -> None:
+        self.broker.route_from_module(self, msg)
+
+    def wait(self, predicate: Callable[[], bool], what: str) -> None:
+        self.broker.block_module_until(self, predicate, what)
+
+    def subscribe(self, topic: str) -> None:
+        self.subscriptions.add(topic)
+
+    def unsubscribe(self, topic: str) -> None:
+        self.subscriptions.discard(topic)
+
+
+class ClientLink(HandleLink):
+    """What a second handle of module *owner* speaks to the broker through."""
 
     def __init__(self, owner: Any) -> None:
         self.owner = owner
@@ -42,12 +61,6 @@ class ClientLink:
         #: The handle on this link (set by the handle itself).
         self.handle = None
 
-    def send(self, msg) -> None:
-        self.broker.route_from_module(self, msg)
-
-    def wait(self, predicate: Callable[[], bool], what: str) -> None:
-        self.broker.block_module_until(self, predicate, what)
-
     def log(self, level: int, text: str) -> None:
         self.owner.log(level, text)
 
@@ -56,12 +69,6 @@ class ClientLink:
 
     def debug_test(self, flag: int, clear: bool) -> bool:
         return self.owner.debug_test(flag, clear)
-
-    def subscribe(self, topic: str) -> None:
-        self.subscriptions.add(topic)
-
-    def unsubscribe(self, topic: str) -> None:
-        self.subscriptions.discard(topic)
 
     def run_reactor(self) -> int:
         raise OSError(

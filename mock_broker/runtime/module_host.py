@@ -41,7 +41,7 @@ from typing import Any
 
 from greenlet import getcurrent, greenlet
 
-from mock_broker.runtime.client_link import ClientLink
+from mock_broker.runtime.client_link import ClientLink, HandleLink
 from mock_broker.runtime.module_process import (
     ModuleProcess,
     connect_module_code,
@@ -312,7 +312,7 @@ def describe_raised(exc: BaseException, file: str | None) -> str:
     return f"{what} at {where}" if where else what
 
 
-class ModuleLink:
+class ModuleLink(HandleLink):
     """The broker's side of one hosted module: its greenlet, reactor and handle."""
 
     def __init__(self, broker, spec: ModuleSpec, args: list[str]):
@@ -470,15 +470,3 @@ class ModuleLink:
         if self.logged_error and not self.callback_escaped:
             return self.logged_traceback
         return self.exit_traceback
-
-    def send(self, msg) -> None:
-        self.broker.route_from_module(self, msg)
-
-    def wait(self, predicate: Callable[[], bool], what: str) -> None:
-        self.broker.block_module_until(self, predicate, what)
-
-    def subscribe(self, topic: str) -> None:
-        self.subscriptions.add(topic)
-
-    def unsubscribe(self, topic: str) -> None:
-        self.subscriptions.discard(topic)

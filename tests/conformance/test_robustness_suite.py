@@ -71,6 +71,15 @@ def _failed(findings, clause):
     return [f for f in findings if f.clause == clause and f.verdict == FAIL]
 
 
+def _random_sequences_fail_once(module, seed: int, examples: int) -> str:
+    """Run the random sequences on *module*: they must fail it once, and
+    this is the evidence."""
+    findings, _ = execute(RANDOM, module, seed=seed, examples=examples)
+    failed = _failed(findings, RANDOM)
+    assert len(failed) == 1, failures(findings)
+    return failed[0].evidence.text
+
+
 # -- registration -------------------------------------------------------------------
 
 
@@ -306,10 +315,8 @@ def test_a_scheduler_that_drops_a_free_during_its_pass_fails(tmp_path, quick_shr
             DropsFreesMidPass(h, *args).run()
         """,
     )
-    findings, _ = execute(RANDOM, module, seed=1, examples=40)
-    failed = _failed(findings, RANDOM)
-    assert len(failed) == 1, failures(findings)
-    assert "state.end_during_pass(" in failed[0].evidence.text
+    text = _random_sequences_fail_once(module, seed=1, examples=40)
+    assert "state.end_during_pass(" in text
 
 
 def test_a_scheduler_that_lets_an_event_during_its_pass_go_fails(tmp_path):
@@ -341,10 +348,8 @@ def test_a_scheduler_that_lets_an_event_during_its_pass_go_fails(tmp_path):
             LetsEventsGo(h, *args).run()
         """,
     )
-    findings, _ = execute(RANDOM, module, seed=0, examples=20)
-    failed = _failed(findings, RANDOM)
-    assert len(failed) == 1, failures(findings)
-    assert "waits while nothing runs and its request fits" in failed[0].evidence.text
+    text = _random_sequences_fail_once(module, seed=0, examples=20)
+    assert "waits while nothing runs and its request fits" in text
 
 
 @pytest.mark.parametrize("name", sorted(CORRECT))
