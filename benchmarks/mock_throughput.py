@@ -7,7 +7,10 @@ cores: at the default 0.9 a few hundred run at once and the queue stays
 short, as on a busy machine that keeps up; above 1 the queue grows for as
 long as jobs arrive (``--load 1.93`` is the fixed 20 jobs a second of
 earlier versions of this script: 2,000 jobs leave ~800 queued).  The
-table reports the longest queue seen (sampled every 50 arrivals).
+table reports the longest queue seen (sampled every 50 arrivals) and, for
+the reference schedulers, ``reservation_moves`` of their statistics: jobs
+started or placed earlier than the reservation they held, the work
+compression does (it grows with the queue: see docs/performance.rst).
 ``null`` (``benchmarks/null_scheduler.py``, raw RFC 27 messages and a list
 of free cores per rank) costs a few microseconds a job: its rate is the
 mock broker's own.  ``minimal`` is the smallest scheduler the upstream
@@ -43,6 +46,7 @@ import gc
 import os
 import statistics
 import time
+from dataclasses import dataclass
 
 from conformance.referee import Referee
 from flux_schedkit.console import EXIT_FAILED, EXIT_OK, guarded, say
@@ -114,6 +118,17 @@ def arrival_interval(load: float, nodes: int, cores: int) -> float:
     return mean_cores * mean_runtime / (load * nodes * cores)
 
 
+@dataclass
+class Run:
+    """What one run measured."""
+
+    wall: float  #: seconds of wall time from the first arrival to the last free
+    messages: int  #: RFC 27 and other messages the broker carried
+    longest: int  #: the longest queue seen (sampled every 50 arrivals)
+    #: the scheduler's ``reservation_moves`` (None: it reports none)
+    moves: int | None
+
+
 def run_once(
     njobs: int,
     name: str = "minimal",
@@ -121,8 +136,8 @@ def run_once(
     nodes: int = 64,
     cores: int = 16,
     load: float = 0.9,
-) -> tuple[float, MockBroker, int]:
-    """One run; returns its wall time, the broker, and the longest queue."""
+) -> Run:
+    """One run: its wall time and counts."""
     broker = MockBroker(Machine.uniform(nodes, cores), seed=1)
     Referee.attach(broker)
     try:
@@ -172,8 +187,10 @@ def run_once(
         raise BenchmarkFailed(
             f"{name}: {len(violations)} RFC 27 violation(s), the first: {first}"
         )
+    messages = len(broker.transcript)
+    stats = broker.stats() if name not in ("null", "minimal") else {}
     broker.close()
-    return wall, broker, longest
+    return Run(wall, messages, longest, stats.get("reservation_moves"))
 
 
 def main() -> None:
@@ -226,7 +243,7 @@ def _rounds(args) -> None:
     print(
         f"{'scheduler':<20} {'jobs':>7} {'mean jobs/s':>12} {'best':>8} "
         f"{'worst':>8} {'vs minimal':>10} {'messages':>9} {'max queue':>9} "
-        f"{'cpu s':>8}"
+        f"{'moves':>8} {'cpu s':>8}"
     )
     for njobs in args.jobs:
         # Rounds alternate the schedulers, so drift in machine load hits all.
@@ -234,6 +251,7 @@ def _rounds(args) -> None:
         cpus: dict[str, list[float]] = {name: [] for name in args.schedulers}
         messages = {}
         queues = {}
+        moves = {}
         for _ in range(args.repeat):
             for name in args.schedulers:
                 # Every run starts from a heap without the runs before it:
@@ -244,14 +262,14 @@ def _rounds(args) -> None:
                 # process): other load on the machine stretches wall time,
                 # not this.
                 cpu = time.process_time()
-                wall, broker, longest = run_once(
+                run = run_once(
                     njobs, name, args.shape, args.nodes, args.cores, args.load
                 )
                 cpus[name].append(time.process_time() - cpu)
-                walls[name].append(wall)
-                messages[name] = len(broker.transcript)
-                queues[name] = longest
-                del broker
+                walls[name].append(run.wall)
+                messages[name] = run.messages
+                queues[name] = run.longest
+                moves[name] = "-" if run.moves is None else run.moves
         base = (
             njobs / statistics.fmean(walls["minimal"]) if "minimal" in walls else None
         )
@@ -262,7 +280,8 @@ def _rounds(args) -> None:
             print(
                 f"{label(name):<20} {njobs:>7} {mean:>12.0f} {max(rates):>8.0f} "
                 f"{min(rates):>8.0f} {ratio:>10} {messages[name]:>9} "
-                f"{queues[name]:>9} {statistics.fmean(cpus[name]):>8.2f}",
+                f"{queues[name]:>9} {moves[name]:>8} "
+                f"{statistics.fmean(cpus[name]):>8.2f}",
                 flush=True,
             )
 

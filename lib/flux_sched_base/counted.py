@@ -70,6 +70,11 @@ class CountedPlanning(ArrivalPasses):
     #: (see :meth:`_keeps`).
     _kept_searches: KeptSearches | None = None
 
+    #: Jobs started, or placed again, earlier than the reservation they held
+    #: from the pass before, planned with counts or on ranks:
+    #: ``reservation_moves`` in ``stats-get`` (the work compression does).
+    _moves = 0
+
     def next_pass_serial(self) -> int:
         """Number a pass that plans reservations (counted or ranked), so a
         pass can tell whether what it inherits comes from the one just
@@ -117,6 +122,7 @@ class CountedPlanning(ArrivalPasses):
         depth = self.reservation_depth
         for jobid in list(planner.reservations):
             planner.drop(jobid, lighten=False)  # left by a pass that planned ranks
+        before = dict(planner.promises)  # the last pass's, for reservation_moves
         planner.promises.clear()
         profile = None  # built when the first job does not fit now
         holders: set[int] = set()
@@ -135,7 +141,7 @@ class CountedPlanning(ArrivalPasses):
                 return
             cutoff = queue_order(job)
             if profile is None:
-                if self._start_before_planning(job, waiting):
+                if self._start_before_planning(job, waiting, before.get(job.jobid)):
                     yield
                     continue
                 profile = self.count_profile()
@@ -149,6 +155,7 @@ class CountedPlanning(ArrivalPasses):
                 if started is not None:
                     if started:
                         self._hold_counts(profile, None, now, duration, nodes)
+                        self._count_move(before.get(job.jobid), now)
                     yield
                     continue
             waiting = True
@@ -159,6 +166,7 @@ class CountedPlanning(ArrivalPasses):
                 )
             else:
                 holders.add(job.jobid)
+                self._count_move(before.get(job.jobid), start)
                 until = self._hold_counts(profile, None, start, duration, nodes)
                 planner.promise(job.jobid, start, until, nodes)
                 self._estimate(job, start)
@@ -447,6 +455,7 @@ class CountedPlanning(ArrivalPasses):
                         if started:
                             until = hold(now, duration, nodes, around_ahead, moving)
                             started_spans.append((now, until, -nodes))
+                            self._count_move(mine, now)
                         elif moving is not None:
                             profile.hold(*moving, -nodes)  # denied
                         seen = planner.releases.position()
@@ -461,6 +470,7 @@ class CountedPlanning(ArrivalPasses):
                     )
                 else:
                     holders.add(jobid)
+                    self._count_move(mine, start)
                     until = hold(start, duration, nodes, around_ahead, moving)
                     planner.promise(jobid, start, until, nodes)
                     self._estimate(job, start)
@@ -491,6 +501,12 @@ class CountedPlanning(ArrivalPasses):
             if jobid not in holders:
                 del planner.promises[jobid]
         self._clear_others(keep)
+
+    def _count_move(self, held, start: float) -> None:
+        """Count a job started or placed at *start*, earlier than the
+        reservation ``(start, end, units)`` it *held* (None: none)."""
+        if held is not None and start < held[0]:
+            self._moves += 1
 
     def _keeps(self, profile, light, jobid: int, mine, nodes: int, duration: float):
         """Can a holder start earlier than its reservation ``mine = (start,
@@ -619,9 +635,10 @@ class CountedPlanning(ArrivalPasses):
                 held[jobid] = (item.start, item.end, nodes)
         return held
 
-    def _start_before_planning(self, job, waiting: bool) -> bool:
+    def _start_before_planning(self, job, waiting: bool, held=None) -> bool:
         """Start *job* if it fits in the units free now, before a pass has
-        built its profile; True if it was started or denied.
+        built its profile; True if it was started or denied.  *held*: the
+        reservation it held from the pass before (see :meth:`_count_move`).
 
         Until a pass holds anything, the profile would hold running jobs
         only, whose free units never shrink over time: a job that fits now
@@ -630,7 +647,10 @@ class CountedPlanning(ArrivalPasses):
         units = self.units(job.jobid)
         if units is None or units > self.count_free_now():
             return False
-        return self._start_counted(job, waiting) is not None
+        started = self._start_counted(job, waiting)
+        if started:
+            self._count_move(held, self.planner.now)
+        return started is not None
 
     def _no_start_time(self, job) -> bool:
         """Before a pass holds anything: is there no start time to estimate

@@ -120,9 +120,12 @@ class ReservationScheduler(SparsePasses, CountedPlanning, PlanningScheduler):
             self._quiet = (cutoff, self.planner.first_planned_change())
 
     def stats_get(self):
-        """Adds ``reservation_depth`` to the planner statistics."""
+        """Adds ``reservation_depth`` and ``reservation_moves`` (jobs
+        started or placed again earlier than the reservation they held:
+        the work compression does) to the planner statistics."""
         stats = super().stats_get()
         stats["reservation_depth"] = format_value(self.reservation_depth)
+        stats["reservation_moves"] = self._moves
         stats["sparse_passes"] = self._sparse_passes
         stats["arrival_passes"] = self._arrival_passes
         return stats
@@ -258,6 +261,7 @@ class ReservationScheduler(SparsePasses, CountedPlanning, PlanningScheduler):
                 if res.checked < planner.lighten_epoch:
                     found = self._compress(job, res)
                     if found is not None:
+                        self._count_move((res.start,), found[0])
                         if self._give_ahead(job, *found):
                             return True
                         if found[0] <= now:
@@ -273,6 +277,7 @@ class ReservationScheduler(SparsePasses, CountedPlanning, PlanningScheduler):
             if R is not None:
                 if had_reservation:
                     selection = RESERVED
+                    self._count_move((res.start,), now)
                 else:
                     selection = BACKFILLED if waiting else IMMEDIATE
                 self.start(job, R, selection)
@@ -293,6 +298,8 @@ class ReservationScheduler(SparsePasses, CountedPlanning, PlanningScheduler):
                 job, t_estimate=None, reason_pending=REASON_NO_ESTIMATE
             )
         else:
+            if had_reservation:
+                self._count_move((res.start,), found[0])
             self._reserve(job, *found)
         return True
 

@@ -10,6 +10,7 @@ from conftest import whole_nodes as _nodes
 from flux.job import JobID
 
 from mock_broker.jobspec import make_jobspec
+from mock_broker.machine import Machine
 
 
 def _backfill_scene(policy: str):
@@ -76,3 +77,38 @@ def test_malformed_and_infeasible_requests_count_as_denials(policy):
     stats = b.stats()
     assert stats["jobs_denied"] == 1
     assert stats["jobs_started"] == 1 and stats["jobs_backfilled"] == 0
+
+
+def _moves_scene(policy: str, counted: bool):
+    """A job holding the whole machine ends at 10 instead of 100; the head
+    was reserved at 100 and the next job (conservative only) at 200.
+    Whole nodes of 4 x 4 cores (planned with counts), or one slot of
+    4 cores on a single node (planned on ranks)."""
+    if counted:
+        machine, spec = Machine.uniform(4, 4), _nodes(4, 100)
+    else:
+        machine = Machine.uniform(1, 4)
+        spec = make_jobspec(slots=1, cores=4, duration=100)
+    b = start_broker(policy, machine=machine)
+    b.jobs.submit(spec, runtime=10)
+    b.run_until_quiet()
+    head = b.jobs.submit(spec, runtime=100)
+    second = b.jobs.submit(spec, runtime=100)
+    b.run_until_quiet()
+    before = b.stats()["reservation_moves"]
+    b.run()
+    return before, b.stats()["reservation_moves"], b.jobs.job(head), b.jobs.job(second)
+
+
+@pytest.mark.parametrize("counted", [True, False], ids=["counts", "ranks"])
+@pytest.mark.parametrize("policy,moves", [("easy", 1), ("conservative", 2)])
+def test_reservation_moves_count_starts_earlier_than_the_reservation(
+    policy, moves, counted
+):
+    before, after, head, second = _moves_scene(policy, counted)
+    assert before == 0
+    # The head starts at 10, not 100; conservative's second job, reserved
+    # at 200, moves to 110 and starts there (easy reserved it only once
+    # the head had started: no earlier reservation to move from).
+    assert head.t_run - head.t_submit == pytest.approx(10, abs=1e-3)
+    assert after == moves
