@@ -42,6 +42,7 @@ from typing import Any
 from greenlet import getcurrent, greenlet
 
 from mock_broker.runtime.client_link import ClientLink, HandleLink
+from mock_broker.runtime.fresh_imports import forget_own_imports, restore
 from mock_broker.runtime.module_process import (
     ModuleProcess,
     connect_module_code,
@@ -146,7 +147,10 @@ def _load_python_module(target: str):
     note)``.
 
     A file is imported afresh at each load, as flux-core 0.88 does in the
-    new process it starts for each.  Here every load shares one process,
+    new process it starts for each, and so are the modules of its own code
+    (beside it, or in the package a dotted name names) that an earlier
+    load imported (:mod:`~mock_broker.runtime.fresh_imports`).  Here every
+    load shares one process,
     so what an import changed in it stays (a metrics registry that refuses
     a second registration, a closed descriptor, an audit hook): an import
     that fails where one from the same file succeeded before in this
@@ -169,13 +173,16 @@ def _load_python_module(target: str):
             # As flux module load: only a .py file is a Python module.
             raise ModuleLoadError(f"{target}: not a Python module (no .py suffix)")
         module = importlib.util.module_from_spec(spec)
+        dropped = forget_own_imports(path)
         try:
             spec.loader.exec_module(module)
         except SyntaxError as exc:
+            restore(dropped)
             raise ModuleLoadError(
                 f"{stem}: syntax error in {path}{_at_line(exc)}: {exc.msg}"
             ) from exc
         except Exception as exc:
+            restore(dropped)
             first = _FIRST_IMPORTS.get(path)
             if first is None:
                 raise ModuleLoadError(
@@ -191,8 +198,20 @@ def _load_python_module(target: str):
         _FIRST_IMPORTS.setdefault(path, module)
         sys.modules[unique] = module
         return stem, module, None
+    dropped = forget_own_imports(target)
     try:
-        module = importlib.import_module(target)
+        module = _import_dotted(target)
+    except BaseException:
+        restore(dropped)
+        raise
+    return target.rsplit(".", 1)[-1], module, None
+
+
+def _import_dotted(target: str):
+    """``importlib.import_module(target)``, its failures as
+    :class:`ModuleLoadError`."""
+    try:
+        return importlib.import_module(target)
     except ModuleNotFoundError as exc:
         raise ModuleLoadError(f"{target}: module not found ({exc})") from exc
     except SyntaxError as exc:
@@ -203,7 +222,6 @@ def _load_python_module(target: str):
         raise ModuleLoadError(
             f"{target}: error importing: {_import_error_text(exc)}"
         ) from exc
-    return target.rsplit(".", 1)[-1], module, None
 
 
 def _import_error_text(exc: BaseException) -> str:

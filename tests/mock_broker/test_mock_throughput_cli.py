@@ -26,15 +26,19 @@ def _run(*args: str) -> subprocess.CompletedProcess:
 def test_a_module_file_runs_beside_the_reference_schedulers(tmp_path):
     mine = tmp_path / "my_sched.py"
     mine.write_text(MINIMAL.read_text())
-    out = _run("--schedulers", "minimal", "fifo", str(mine))
+    out = _run("--schedulers", "minimal", "fifo", "conservative", str(mine))
     assert out.returncode == 0, out.stderr
     # A row is printed only once every job of every run completed cleanly.
     rows = {line.split()[0]: line.split() for line in out.stdout.splitlines()[2:]}
-    assert set(rows) == {"minimal", "fifo", "my_sched.py"}
+    assert set(rows) == {"minimal", "fifo", "conservative", "my_sched.py"}
     assert rows["minimal"][5] == "1.00x"  # the base of the ratios
     assert all(float(row[2]) > 0 and row[5].endswith("x") for row in rows.values())
+    # reservation_moves, from the statistics of the schedulers that keep
+    # reservations; "-" for the others.
+    assert rows["conservative"][8].isdigit()
+    assert [rows[name][8] for name in ("minimal", "fifo", "my_sched.py")] == ["-"] * 3
     # Each run's process CPU time, the module's thread included.
-    assert all(float(row[8]) > 0 for row in rows.values())
+    assert all(float(row[9]) > 0 for row in rows.values())
 
 
 def test_an_unknown_name_or_a_missing_file_fails_before_any_run(tmp_path):
