@@ -32,6 +32,22 @@ _RECORDS_LOADS = """
 """
 
 
+def _records_loads_beside(folder, helper: str):
+    """A module file in *folder* recording its loads in the module *helper*
+    beside it."""
+    module = folder / "sched.py"
+    module.write_text(
+        textwrap.dedent(
+            _RECORDS_LOADS.format(
+                import_helper="import os, sys\n"
+                "    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))\n"
+                f"    import {helper} as state"
+            )
+        )
+    )
+    return module
+
+
 def _logged_loads(broker) -> list[str]:
     return [line for line in broker.transcript.lines() if "loads seen" in line]
 
@@ -49,16 +65,7 @@ def _restart_twice(target: str, **kw) -> MockBroker:
 
 def test_a_helper_beside_the_file_starts_empty_at_each_load(tmp_path):
     (tmp_path / "state_beside.py").write_text("LOADS = []\n")
-    module = tmp_path / "sched.py"
-    module.write_text(
-        textwrap.dedent(
-            _RECORDS_LOADS.format(
-                import_helper="import os, sys\n"
-                "    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))\n"
-                "    import state_beside as state"
-            )
-        )
-    )
+    module = _records_loads_beside(tmp_path, "state_beside")
     broker = _restart_twice(str(module))
     try:
         # Until 2026-12-07 the second load got the first one's helper:
@@ -111,16 +118,7 @@ def test_a_helper_that_refuses_a_second_import_keeps_the_first(tmp_path):
             """
         )
     )
-    module = tmp_path / "sched.py"
-    module.write_text(
-        textwrap.dedent(
-            _RECORDS_LOADS.format(
-                import_helper="import os, sys\n"
-                "    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))\n"
-                "    import registers as state"
-            )
-        )
-    )
+    module = _records_loads_beside(tmp_path, "registers")
     import builtins
 
     try:
