@@ -181,8 +181,10 @@ def _load_python_module(target: str):
             raise ModuleLoadError(
                 f"{stem}: syntax error in {path}{_at_line(exc)}: {exc.msg}"
             ) from exc
-        except Exception as exc:
+        except BaseException as exc:
             restore(dropped)
+            if not isinstance(exc, Exception):
+                raise  # an exit or a Ctrl-C at import, as before
             first = _FIRST_IMPORTS.get(path)
             if first is None:
                 raise ModuleLoadError(
