@@ -87,6 +87,7 @@ def document(result: ReplayResult, source: ReplayInput) -> dict:
         "metrics": result.metrics.to_dict(),
         "violations": list(result.violations),
         "problems": list(result.problems),
+        "scheduler_stats": result.scheduler_stats,
         "jobs": [record.to_dict() for record in result.records],
     }
 
@@ -229,9 +230,43 @@ def summary(doc: dict) -> list[str]:
             f"{m.wall_seconds:,.1f} s ({m.jobs_per_second:,.0f} jobs per second)",
         ),
         ("referee violations", str(len(doc.get("violations", [])))),
+        *_scheduler_rows(doc.get("scheduler_stats")),
     ]
     width = max(len(name) for name, _ in rows)
     return [f"{name:<{width}}  {value}" for name, value in rows]
+
+
+def _number(stats: dict, *keys: str):
+    """The first of *keys* in *stats* that holds a number, else None."""
+    for key in keys:
+        value = stats.get(key)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return value
+    return None
+
+
+def _scheduler_rows(stats: dict | None) -> list[tuple[str, str]]:
+    """What the scheduler's own statistics say, for :func:`summary`: its
+    passes and their wall times, and (the reference schedulers) the jobs it
+    backfilled and its reservation moves; nothing for what it reports not."""
+    if not stats:
+        return []
+    rows = []
+    passes = _number(stats, "passes_completed", "sched_passes")
+    if passes is not None:
+        text = f"{passes:,}"
+        mean, most = _number(stats, "mean_pass_time"), _number(stats, "max_pass_time")
+        if mean is not None and most is not None:
+            text += f" (mean {mean * 1e3:,.2f} ms, max {most * 1e3:,.1f} ms)"
+        rows.append(("scheduler passes", text))
+    for key, name in (
+        ("jobs_backfilled", "jobs backfilled"),
+        ("reservation_moves", "reservation moves"),
+    ):
+        value = _number(stats, key)
+        if value is not None:
+            rows.append((name, f"{value:,}"))
+    return rows
 
 
 #: Columns of :func:`table`: heading, width, and how to format a result.

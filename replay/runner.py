@@ -50,6 +50,10 @@ class ReplayResult:
     violations: list[str] = field(default_factory=list)
     #: One line per reason jobs were left unfinished.
     problems: list[str] = field(default_factory=list)
+    #: The scheduler's ``stats-get`` answer once the replay is over (its
+    #: passes, their times, the jobs it backfilled, ...); None when it
+    #: gives none.
+    scheduler_stats: dict | None = None
 
     @property
     def total_cores(self) -> int:
@@ -127,7 +131,20 @@ def replay(
         violations=list(observer_kinds()) if callable(observer_kinds) else [],
         problems=_problems(broker, workload, records),
     )
+    # Asked last: the request runs the broker a little further.
+    result.scheduler_stats = scheduler_stats(broker)
     return result, broker
+
+
+def scheduler_stats(broker: MockBroker) -> dict | None:
+    """The scheduler's ``stats-get`` answer, or None when it gives none (no
+    such service, an error, no answer within a minute of virtual time, no
+    module left)."""
+    try:
+        stats = broker.stats()
+    except (KeyError, OSError, TimeoutError):
+        return None
+    return stats if isinstance(stats, dict) else None
 
 
 @contextlib.contextmanager

@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from replay_helpers import SEED, SMALL, scheduler_module, swf_line, write
@@ -76,6 +77,8 @@ def test_json_and_csv_hold_every_job(capsys, tmp_path):
         "source": "the header's MaxNodes and MaxProcs",
     }
     assert doc["mapping"]["estimated_from_run"] == 1
+    # The scheduler's own statistics once the replay is over.
+    assert doc["scheduler_stats"]["sched_passes"] >= 1
     assert [
         (j["id"], j["submit"], j["start"], j["end"], j["ranks"], j["cores"], j["wait"])
         for j in doc["jobs"]
@@ -90,6 +93,28 @@ def test_json_and_csv_hold_every_job(capsys, tmp_path):
         ("2", "40.0", "0-3"),
         ("4", "50.0", "0-2"),
     ]
+
+
+def test_the_scheduler_s_own_statistics_close_the_figures(capsys, tmp_path):
+    out_json = tmp_path / "r.json"
+    trace = write(tmp_path, SMALL)
+    status, out, _ = cli_replay(
+        capsys, trace, "--scheduler", "easy", "--json", out_json
+    )
+    assert status == 0
+    stats = json.loads(out_json.read_text())["scheduler_stats"]
+    assert stats["jobs_started"] == 3 and stats["reservation_depth"] == "1"
+    lines = out.splitlines()
+    passes = next(line for line in lines if line.startswith("scheduler passes"))
+    assert f"{stats['passes_completed']:,} (mean " in passes
+    assert f"jobs backfilled        {stats['jobs_backfilled']}" in lines
+    assert f"reservation moves      {stats['reservation_moves']}" in lines
+    # A module that answers no stats-get: no statistics, no such lines.
+    null = Path(__file__).parents[2] / "benchmarks" / "null_scheduler.py"
+    status, out, _ = cli_replay(capsys, trace, "--scheduler", null, "--json", out_json)
+    assert status == 0
+    assert json.loads(out_json.read_text())["scheduler_stats"] is None
+    assert "scheduler passes" not in out
 
 
 def test_mapping_options_reach_the_replay(capsys, tmp_path):
