@@ -117,6 +117,26 @@ def test_ctrl_c_inside_a_callback_ends_run_as_an_interrupt():
     assert "module exited" not in proc.stdout  # nobody is blamed
 
 
+def test_ctrl_c_stops_run_though_the_module_set_a_sigint_handler(tmp_path):
+    # A handler set at import is the module's own process's (until
+    # 2026-12-07 it was installed in the host, which then never stopped).
+    module = tmp_path / "keeps_sigint.py"
+    module.write_text(
+        "import os, signal\n"
+        "from flux.scheduler import Scheduler\n"
+        "signal.signal(signal.SIGINT, lambda signum, frame: None)\n"
+        "class Sched(Scheduler):\n"
+        "    def schedule(self):\n"
+        "        if self._queue:\n"
+        "            os.kill(os.getpid(), signal.SIGINT)  # the user's Ctrl-C\n"
+        "def mod_main(h, *args):\n"
+        "    Sched(h, *args).run()\n"
+    )
+    proc = schedkit("run", "--scheduler", str(module), "cancel-pending-job")
+    assert proc.returncode == 130, proc.stdout + proc.stderr
+    assert proc.stderr == "flux-schedkit run: interrupted\n"
+
+
 def test_a_keyboard_interrupt_the_scheduler_raises_fails_no_crash(tmp_path):
     # The kit's worker ignores SIGINT: a KeyboardInterrupt inside a callback
     # is the module's own exception, not the user's Ctrl-C.

@@ -259,6 +259,7 @@ class MockBroker:
         """
         spec = resolve(scheduler, name)
         if spec.name in self.modules:
+            spec.process.close()  # no load follows its import
             raise ModuleLoadError(f"{spec.name}: module is already loaded")
         link = ModuleLink(self, spec, list(args))
         self.modules[spec.name] = link

@@ -104,6 +104,11 @@ class ModuleSpec:
     #: What the load did otherwise than a real broker (see
     #: :func:`_load_python_module`), for the transcript.
     note: str | None = None
+    #: What the module's import did to its process (see
+    #: :mod:`~mock_broker.runtime.module_process`): the import runs as on
+    #: the main thread of the module's own process, and its load goes on
+    #: from there.
+    process: ModuleProcess | None = None
 
 
 #: The first import from each file in this process, by path: an import
@@ -246,7 +251,31 @@ def resolve(spec: str, name: str | None = None) -> ModuleSpec:
     target, _, cls_name = spec.partition(":")
     if ":" in spec and not cls_name:
         raise ModuleLoadError(f"{spec}: empty class name after ':'")
-    default_name, module, note = _load_python_module(target)
+    # The import runs as the module's own process would run it: a signal
+    # handler it sets, an event loop it makes, a thread it starts are the
+    # module's, not the host's (a SIGINT handler set at import took the
+    # host's Ctrl-C until 2026-12-07).
+    process = ModuleProcess()
+    process.thread_daemon = ModuleLink.thread_daemon
+    try:
+        with hosting(process):
+            default_name, module, note = _load_python_module(target)
+        entry = _entry(module, cls_name, default_name, target, resolve_entry_point)
+    except BaseException:
+        process.close()  # no load follows
+        raise
+    return ModuleSpec(
+        name or default_name,
+        entry,
+        spec,
+        getattr(module, "__file__", None),
+        note,
+        process,
+    )
+
+
+def _entry(module, cls_name: str, default_name: str, target: str, resolve_entry_point):
+    """The ``mod_main`` of *module*, or one that runs its class *cls_name*."""
     if cls_name:
         cls = getattr(module, cls_name, None)
         if not isinstance(cls, type):
@@ -255,14 +284,11 @@ def resolve(spec: str, name: str | None = None) -> ModuleSpec:
         def entry(h, *args):
             cls(h, *args).run()
 
-    else:
-        try:
-            entry = resolve_entry_point(module)
-        except ValueError as exc:
-            raise ModuleLoadError(f"{default_name}: {exc}") from exc
-    return ModuleSpec(
-        name or default_name, entry, spec, getattr(module, "__file__", None), note
-    )
+        return entry
+    try:
+        return resolve_entry_point(module)
+    except ValueError as exc:
+        raise ModuleLoadError(f"{default_name}: {exc}") from exc
 
 
 def where_raised(exc: BaseException, file: str | None) -> str:
@@ -345,7 +371,12 @@ class ModuleLink(HandleLink):
         self.reactor = Reactor(broker.clock)
         #: What the module's own process would hold (signal handlers, its
         #: asyncio loop) for code on a main thread; see module_process.
-        self.process = ModuleProcess()
+        #: Its import began it (one load per import).
+        process = spec.process
+        if process is None or process.claimed:
+            process = ModuleProcess()
+        process.claimed = True
+        self.process = process
         self.attrs = dict(broker.attributes)
         self.config = broker.config
         #: "init" (in mod_main), "reactor" (in reactor_run), "exited"

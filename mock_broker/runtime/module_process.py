@@ -24,9 +24,11 @@ A thread module code starts is a daemon unless the module says otherwise
 sets to judge stray threads as flux-core would): in the kit's process a
 thread the module leaves behind must not keep a command from exiting.
 
-Module code here is ``mod_main``'s greenlet and the broker's while it runs
-the module's callbacks (:func:`hosting`); which module a piece of code
-stands for is a context variable, so each greenlet has its own.
+Module code here is the import of the module's file (a signal handler
+set at import is the module's, not the host's), ``mod_main``'s greenlet
+and the broker's while it runs the module's callbacks (:func:`hosting`);
+which module a piece of code stands for is a context variable, so each
+greenlet has its own.
 Everywhere else (the kit, the threads a module starts) all of this
 behaves as Python's own.
 """
@@ -86,6 +88,8 @@ class ModuleProcess:
 
     def __init__(self) -> None:
         _install()
+        #: Taken by a module's load (a second load gets a process of its own).
+        self.claimed = False
         #: Handlers the module set with ``signal.signal()``, by number.
         self.signal_handlers: dict[int, Any] = {}
         self.loop: asyncio.AbstractEventLoop | None = None

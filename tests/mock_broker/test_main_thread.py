@@ -133,3 +133,33 @@ def test_a_handle_outside_module_code_is_still_refused():
 
     with pytest.raises(OSError, match="no Flux broker to connect to"):
         flux.Flux()
+
+
+def test_what_the_import_does_to_its_process_is_the_modules(make_broker, tmp_path):
+    # flux-core 0.88 imports the module in its own process too: a handler
+    # set at import is the module's (until 2026-12-07 it was installed in
+    # this process, and a SIGINT handler took the host's Ctrl-C), and a
+    # thread started there follows the module's rule.
+    before = signal.getsignal(signal.SIGUSR2)
+    assert before is signal.SIG_DFL  # what the test assumes
+    module = tmp_path / "sets_at_import.py"
+    module.write_text(
+        "import signal, threading\n"
+        "from flux.scheduler import Scheduler\n"
+        "def own(signum, frame):\n"
+        "    pass\n"
+        "signal.signal(signal.SIGUSR2, own)\n"
+        "done = threading.Event()\n"
+        "started = threading.Thread(target=done.wait)\n"
+        "started.start()\n"
+        "def mod_main(h, *args):\n"
+        "    seen = signal.getsignal(signal.SIGUSR2)\n"
+        "    h.log(3, f'at run: {seen.__name__}, daemon {started.daemon}')\n"
+        "    done.set()\n"
+        "    Scheduler(h, *args).run()\n"
+    )
+    b = make_broker(Machine.uniform(1, 4))
+    link = b.load(str(module))
+    assert signal.getsignal(signal.SIGUSR2) is before
+    assert any("at run: own, daemon True" in line for line in b.transcript.lines())
+    assert link.process.signal_handlers[signal.SIGUSR2].__name__ == "own"
