@@ -246,8 +246,6 @@ def resolve(spec: str, name: str | None = None) -> ModuleSpec:
     The module name defaults to the file's stem (``my-sched.py`` loads as
     ``my-sched``), as ``flux module load`` names a Python module.
     """
-    from flux.brokermod import resolve_entry_point
-
     target, _, cls_name = spec.partition(":")
     if ":" in spec and not cls_name:
         raise ModuleLoadError(f"{spec}: empty class name after ':'")
@@ -260,7 +258,7 @@ def resolve(spec: str, name: str | None = None) -> ModuleSpec:
     try:
         with hosting(process):
             default_name, module, note = _load_python_module(target)
-        entry = _entry(module, cls_name, default_name, target, resolve_entry_point)
+        entry = _entry(module, cls_name, default_name, target)
     except BaseException:
         process.close()  # no load follows
         raise
@@ -274,8 +272,10 @@ def resolve(spec: str, name: str | None = None) -> ModuleSpec:
     )
 
 
-def _entry(module, cls_name: str, default_name: str, target: str, resolve_entry_point):
+def _entry(module, cls_name: str, default_name: str, target: str):
     """The ``mod_main`` of *module*, or one that runs its class *cls_name*."""
+    from flux.brokermod import resolve_entry_point
+
     if cls_name:
         cls = getattr(module, cls_name, None)
         if not isinstance(cls, type):
