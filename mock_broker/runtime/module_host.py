@@ -371,12 +371,8 @@ class ModuleLink(HandleLink):
         self.reactor = Reactor(broker.clock)
         #: What the module's own process would hold (signal handlers, its
         #: asyncio loop) for code on a main thread; see module_process.
-        #: Its import began it (one load per import).
-        process = spec.process
-        if process is None or process.claimed:
-            process = ModuleProcess()
-        process.claimed = True
-        self.process = process
+        #: Its import began it (each load resolves, so imports, afresh).
+        self.process = spec.process if spec.process is not None else ModuleProcess()
         self.attrs = dict(broker.attributes)
         self.config = broker.config
         #: "init" (in mod_main), "reactor" (in reactor_run), "exited"

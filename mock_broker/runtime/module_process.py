@@ -42,10 +42,9 @@ import signal
 import threading
 from typing import Any
 
-_real_signal = signal.signal
-_real_getsignal = signal.getsignal
 #: Python's own, for the host (module code's calls go through _signal).
-real_signal, real_getsignal = _real_signal, _real_getsignal
+real_signal = signal.signal
+real_getsignal = signal.getsignal
 _real_thread_init = threading.Thread.__init__
 _process: contextvars.ContextVar = contextvars.ContextVar(
     "schedkit_module_process", default=None
@@ -88,8 +87,6 @@ class ModuleProcess:
 
     def __init__(self) -> None:
         _install()
-        #: Taken by a module's load (a second load gets a process of its own).
-        self.claimed = False
         #: Handlers the module set with ``signal.signal()``, by number.
         self.signal_handlers: dict[int, Any] = {}
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -115,7 +112,7 @@ class ModuleProcess:
 def _signal(signalnum, handler):
     process = current()
     if process is None:
-        return _real_signal(signalnum, handler)
+        return real_signal(signalnum, handler)
     if signalnum not in signal.valid_signals():
         raise ValueError("signal number out of range")
     if signalnum in (signal.SIGKILL, signal.SIGSTOP):
@@ -151,7 +148,7 @@ def _getsignal(signalnum):
     process = current()
     if process is not None and signalnum in process.signal_handlers:
         return process.signal_handlers[signalnum]
-    return _real_getsignal(signalnum)
+    return real_getsignal(signalnum)
 
 
 class _ModuleLoopPolicy(asyncio.DefaultEventLoopPolicy):
