@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import select
 import signal
 import subprocess
@@ -79,6 +80,12 @@ def test_a_failed_clause_exits_1_with_evidence(
     assert status == 1, out
     assert f"FAIL {clause}" in out
     assert evidence in out
+    # The kit's report is the output's end: pytest's list of failed tests
+    # and its closing count name the kit's own probes (a path inside the
+    # kit, "1 failed"), which a reader would take for the module's clauses.
+    assert out.rstrip().splitlines()[-1].startswith("wall time "), out
+    assert "short test summary" not in out and "suite.py::" not in out, out
+    assert not re.search(r"\d+ (failed|passed)", out), out
 
 
 @pytest.mark.parametrize(
