@@ -369,15 +369,33 @@ def pytest_runtest_logreport(report):
         )
 
 
+def pytest_collectreport(report):
+    """Kept: why the kit's own test module could not be collected (it did
+    not import, say), said in one line instead of a verdict.  A test file
+    of the user's run beside the kit is pytest's to report."""
+    if not report.failed or not _root:
+        return
+    path = report.nodeid.partition("::")[0]
+    if not path or Path(_root[0], path).resolve() != Path(SUITE_PATH):
+        return
+    lines = [ln.strip() for ln in str(report.longrepr).splitlines()]
+    last = next((ln for ln in reversed(lines) if ln), "unknown error")
+    _collect_errors.append(last.removeprefix("E").strip())
+
+
 # Reports arrive through a hook without the config; they are moved into
 # the run's state at the end.  One pytest session at a time per process.
 _pending: list[ProbeRecord] = []
 _crashes: dict[str, str] = {}
+_collect_errors: list[str] = []
+_root: list[Path] = []  # the session's rootdir, which node ids are relative to
 
 
 def pytest_sessionstart(session):
     _pending.clear()
     _crashes.clear()
+    _collect_errors.clear()
+    _root[:] = [session.config.rootpath]
 
 
 def lost_probes(
@@ -434,10 +452,13 @@ def pytest_sessionfinish(session):
         return
     if state.interrupted:
         session.exitstatus = pytest.ExitCode.INTERRUPTED
-    if (
-        hasattr(session.config, "workerinput")
-        or session.exitstatus == pytest.ExitCode.INTERRUPTED
-    ):
+    if hasattr(session.config, "workerinput"):
+        return
+    if _collect_errors and not state.interrupted:
+        # pytest calls it an interrupt; it is the kit that failed.
+        session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
+        return
+    if session.exitstatus == pytest.ExitCode.INTERRUPTED:
         return
     from conformance.certificate import write_json, write_junit
 
@@ -498,6 +519,12 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         return
     from conformance.report import write_report
 
+    if _collect_errors and not state.interrupted:
+        terminalreporter.write_line(
+            "flux-schedkit conformance: the kit could not collect its probes: "
+            f"{_collect_errors[0]}; no verdict, no certificate"
+        )
+        return
     if state.interrupted or exitstatus == pytest.ExitCode.INTERRUPTED:
         # No verdict from a partial run: no table, no certificate.
         terminalreporter.write_line(

@@ -11,7 +11,8 @@ policy is implied), a PATH.py, or a pkg.module, either with :Class.
 
 Exit status: 0 if every applicable clause passed; 1 if any failed (a
 module that fails to load even without --args fails load.reaches-reactor)
-or a certificate or JUnit file could not be written; 2 for a usage or
+or a certificate or JUnit file could not be written, or the kit itself
+failed (it says how, e.g. its probes could not be collected); 2 for a usage or
 input error, found before any probe runs (module file not found, syntax or
 import error in it, bad argument, a --clause that matches no clause, a
 certificate or JUnit path whose folder is missing or not writable, --args
@@ -148,9 +149,11 @@ def _pytest_args(args, target: str, policy: str, suffix: str) -> list[str]:
         "--rootdir",
         os.path.dirname(suite),
         "--tb=no",
-        # The kit's report is the output: pytest's failure list and closing
-        # count name probes (tests of the kit's own module), not clauses.
-        *(["-qq", "--no-summary"] if not args.verbose else ["-v"]),
+        # The kit's report is the output: pytest's list of failed tests and
+        # its closing count name probes (tests of the kit's own module), not
+        # clauses.  Errors (the kit's own, as in collecting its probes) are
+        # still listed.
+        *(["-qq", "-rE"] if not args.verbose else ["-v"]),
         "--no-header",
         # This command has imported flux_schedkit and conformance before
         # pytest starts, so pytest cannot rewrite their asserts (they hold
@@ -262,7 +265,7 @@ def _status(code: int) -> int:
         0: EXIT_OK,
         1: EXIT_FAILED,
         2: EXIT_INTERRUPTED,
-        3: EXIT_USAGE,  # internal error: reported by pytest on stderr
+        3: EXIT_FAILED,  # the kit failed (it or pytest says how)
         4: EXIT_USAGE,
         5: EXIT_USAGE,  # nothing to run
     }.get(code, EXIT_USAGE)

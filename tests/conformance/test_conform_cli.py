@@ -148,7 +148,65 @@ def test_bad_policy_is_a_usage_error(capsys):
 
 
 def test_pytest_exit_codes_map_to_documented_statuses():
-    assert [conform._status(c) for c in (0, 1, 2, 3, 4, 5)] == [0, 1, 130, 2, 2, 2]
+    assert [conform._status(c) for c in (0, 1, 2, 3, 4, 5)] == [0, 1, 130, 1, 2, 2]
+
+
+# The kit's test module stops importing, as a broken installation would
+# leave it: the name it imports from conformance.findings is taken away.
+_BROKEN_KIT = """
+import conformance.findings, conformance.plugin, conformance.report
+import conformance.runner, conformance.certificate, conformance.probes, conformance.worker
+del conformance.findings.FAIL
+from flux_schedkit.cli import main
+raise SystemExit(main(["conform", "-n", "0", "--scheduler", {module!r}, "-k", "ready.mode"]))
+"""
+
+
+def test_a_kit_that_cannot_collect_its_probes_says_so_and_exits_1(tmp_path):
+    # pytest calls a collection error an interrupt: the command said
+    # "interrupted" and exited 130, as if the user had pressed Ctrl-C.
+    module = str(GALLERY / "correct_fifo.py")
+    proc = subprocess.run(
+        [sys.executable, "-c", _BROKEN_KIT.format(module=module)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert (
+        "flux-schedkit conformance: the kit could not collect its probes: "
+        "ImportError: cannot import name 'FAIL'"
+    ) in proc.stdout
+    assert "interrupted" not in proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stdout + proc.stderr
+
+
+def test_a_users_test_file_that_cannot_be_collected_is_pytests_to_report(tmp_path):
+    # Beside the kit in plain pytest, the user's own broken test file is an
+    # ordinary collection error, not the kit's.
+    (tmp_path / "test_own.py").write_text("import no_such_module_xyz\n")
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            "--scheduler",
+            str(GALLERY / "correct_fifo.py"),
+            "--schedkit-clause",
+            "ready.mode",
+            "test_own.py",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == pytest.ExitCode.INTERRUPTED, proc.stdout + proc.stderr
+    assert "no_such_module_xyz" in proc.stdout
+    assert "the kit could not collect" not in proc.stdout
 
 
 def _default_sigint() -> None:
