@@ -186,24 +186,7 @@ def test_a_users_test_file_that_cannot_be_collected_is_pytests_to_report(tmp_pat
     # Beside the kit in plain pytest, the user's own broken test file is an
     # ordinary collection error, not the kit's.
     (tmp_path / "test_own.py").write_text("import no_such_module_xyz\n")
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-p",
-            "no:cacheprovider",
-            "--scheduler",
-            str(GALLERY / "correct_fifo.py"),
-            "--schedkit-clause",
-            "ready.mode",
-            "test_own.py",
-        ],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    proc = _plain_pytest(tmp_path, "ready.mode", "test_own.py")
     assert proc.returncode == pytest.ExitCode.INTERRUPTED, proc.stdout + proc.stderr
     assert "no_such_module_xyz" in proc.stdout
     assert "the kit could not collect" not in proc.stdout
@@ -277,9 +260,9 @@ def test_ctrl_c_ends_the_run_with_130_and_no_traceback(tmp_path, sig):
     assert not list(scratch.glob("schedkit-worker-*")), "the worker's folder is left"
 
 
-def _plain_pytest_on_stats(cwd: Path, certificate: Path) -> subprocess.CompletedProcess:
-    """pytest alone with the kit's plugin: a correct module, one clause,
-    the certificate written to *certificate*."""
+def _plain_pytest(cwd: Path, clause: str, *more: str) -> subprocess.CompletedProcess:
+    """pytest alone with the kit's plugin on the correct module, judging
+    *clause*, with *more* arguments."""
     return subprocess.run(
         [
             sys.executable,
@@ -290,15 +273,20 @@ def _plain_pytest_on_stats(cwd: Path, certificate: Path) -> subprocess.Completed
             "--scheduler",
             str(GALLERY / "correct_fifo.py"),
             "--schedkit-clause",
-            "stats.answers",
-            "--schedkit-certificate",
-            str(certificate),
+            clause,
+            *more,
         ],
         cwd=cwd,
         capture_output=True,
         text=True,
         timeout=300,
     )
+
+
+def _plain_pytest_on_stats(cwd: Path, certificate: Path) -> subprocess.CompletedProcess:
+    """The correct module's stats.answers, the certificate written to
+    *certificate*."""
+    return _plain_pytest(cwd, "stats.answers", f"--schedkit-certificate={certificate}")
 
 
 def test_plain_pytest_with_the_plugin_certifies_a_module(tmp_path):
