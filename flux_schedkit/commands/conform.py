@@ -10,9 +10,9 @@ three reference schedulers one after another.
 policy is implied), a PATH.py, or a pkg.module, either with :Class.
 
 Exit status: 0 if every applicable clause passed; 1 if any failed (a
-module that fails to load even without --args fails load.reaches-reactor)
-or a certificate or JUnit file could not be written, or the kit itself
-failed (it says how, e.g. its probes could not be collected); 2 for a usage or
+module that fails to load even without --args fails load.reaches-reactor),
+a certificate or JUnit file could not be written, or the kit itself failed
+(it says how, e.g. its probes could not be collected); 2 for a usage or
 input error, found before any probe runs (module file not found, syntax or
 import error in it, bad argument, a --clause that matches no clause, a
 certificate or JUnit path whose folder is missing or not writable, --args
